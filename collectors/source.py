@@ -1,0 +1,294 @@
+"""What every parser sees: the file it reads (`SourceFile`) and where it puts rows (`Sink`).
+
+A parser is a module-level object with a name, a `sniff(head, name)` that recognizes its
+format from the first bytes of the (decompressed) text, and a `parse(src, sink)` that streams
+the file and calls the sink once per record:
+
+- `sink.accept()` after a record was understood (whatever rows it produced, possibly none),
+- `sink.reject(line, reason, raw)` for a record it could not understand.
+
+So `records_read = loaded + rejected` holds by construction. Comments, blank lines and
+format preambles (HELP/TYPE lines, "NIC statistics:") are not records.
+
+Rows go to the sink's typed appenders (`sample`, `text_sample`, `event`, `log`, `neighbor`,
+`address`, `ifmap`, `job`). Timestamps are integers, nanoseconds since the Unix epoch, UTC.
+Device names go through `sink.device()` so that `host:port` suffixes and management
+addresses become the hostname the rest of the store uses (design section 3).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import ipaddress
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Protocol
+
+GZIP_MAGIC = b"\x1f\x8b"
+SNIFF_BYTES = 16384
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """The optional `manifest.json` of a bundle."""
+
+    name: str = ""
+    description: str = ""
+    timezone: str | None = None  # IANA name or "+HH:MM", for syslog lines without a zone
+    year: int | None = None  # for RFC 3164 lines, which carry no year
+
+
+@dataclass
+class SourceFile:
+    """One file of a bundle, as parsers see it."""
+
+    path: Path
+    rel: str  # path relative to the bundle root, with forward slashes
+    manifest: Manifest = field(default_factory=Manifest)
+
+    @property
+    def host_hint(self) -> str | None:
+        """The device this file belongs to, when its name says so.
+
+        `nic/<host>/<dev>.<kind>` and `<host>__<dev>.<kind>` name a host; any other file is named
+        after its device when the stem looks like a hostname (`leaf-p0-03.log.gz`).
+        """
+        parts = self.rel.split("/")
+        name = parts[-1]
+        for suffix in (".gz",):
+            name = name.removesuffix(suffix)
+        if "__" in name:
+            return name.split("__", 1)[0]
+        if len(parts) >= 3 and parts[-3] in ("nic", "topology", "syslog"):
+            return parts[-2]
+        stem = name.split(".", 1)[0]
+        return stem if _HOSTNAME.fullmatch(stem) else None
+
+    @property
+    def nic_hint(self) -> str | None:
+        """The NIC device (`eth2`, `mlx5_2`) a NIC snapshot file is named after, if any."""
+        parts = self.rel.split("/")
+        name = parts[-1].removesuffix(".gz")
+        if "__" in name:
+            return name.split("__", 1)[1].split(".", 1)[0]
+        if len(parts) >= 3 and parts[-3] == "nic":
+            return name.split(".", 1)[0]
+        return None
+
+    def open_text(self) -> IO[str]:
+        """Open the file as text, transparently gunzipping; undecodable bytes become U+FFFD."""
+        raw = open(self.path, "rb")  # noqa: SIM115 - returned to the caller
+        if raw.peek(2)[:2] == GZIP_MAGIC:
+            return io.TextIOWrapper(gzip.GzipFile(fileobj=raw), encoding="utf-8", errors="replace")
+        return io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
+
+    def lines(self) -> Iterator[tuple[int, str]]:
+        """Stream `(line_number, line)` pairs, 1-based, without the line terminator."""
+        with self.open_text() as fh:
+            for number, line in enumerate(fh, 1):
+                yield number, line.rstrip("\r\n")
+
+
+_HOSTNAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*[0-9A-Za-z]")
+
+
+class Parser(Protocol):
+    """The interface of one format's reader."""
+
+    name: str
+    family: str  # topology | gnmi | prom | nic | syslog | jobs | normalized
+    priority: int  # lower is ingested first: topology and address maps before counters
+
+    def sniff(self, head: str, rel: str) -> bool: ...
+
+    def parse(self, src: SourceFile, sink: Sink) -> None: ...
+
+
+def strip_port(name: str) -> str:
+    """`10.0.0.1:57400` -> `10.0.0.1`, `leaf-01:9100` -> `leaf-01`, `[::1]:80` -> `::1`."""
+    name = name.strip()
+    if name.startswith("["):
+        return name[1:].split("]", 1)[0]
+    if name.count(":") == 1:
+        return name.split(":", 1)[0]
+    return name
+
+
+def is_address(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+class Sink:
+    """Collects the rows of one file, in column lists flushed in batches by the store.
+
+    `flush` is called with (table, columns) whenever a table's buffer reaches `batch_rows`, so a
+    file of any size is held in memory only one batch at a time.
+    """
+
+    TABLES: dict[str, tuple[str, ...]] = {
+        "samples": ("ts", "device", "ifname", "metric", "qualifier", "value", "line"),
+        "text_samples": ("ts", "device", "ifname", "metric", "qualifier", "value", "line"),
+        "events": ("ts", "device", "ifname", "kind", "message", "line"),
+        "logs": ("ts", "device", "program", "message", "line"),
+        "neighbors": ("device", "ifname", "peer_device", "peer_ifname", "peer_mgmt_ip", "line"),
+        "addresses": ("address", "device", "line"),
+        "ifmap": ("host", "ibdev", "port", "netdev", "state", "line"),
+        "jobs": ("job_id", "tenant", "start", "end", "state", "nodelist", "line"),
+        "job_hosts": ("job_id", "host"),
+    }
+
+    def __init__(
+        self,
+        flush: Callable[[str, dict[str, list]], None] | None = None,
+        batch_rows: int = 200_000,
+        addresses: dict[str, str] | None = None,
+        ifmaps: dict[tuple[str, str], str] | None = None,
+    ) -> None:
+        self._flush = flush
+        self.batch_rows = batch_rows
+        self.buffers: dict[str, dict[str, list]] = {
+            t: {c: [] for c in cols} for t, cols in self.TABLES.items()
+        }
+        self.rows: dict[str, int] = dict.fromkeys(self.TABLES, 0)
+        self.loaded = 0
+        self.rejected = 0
+        self.rejects: list[tuple[int, str, str]] = []
+        self.addresses = addresses if addresses is not None else {}
+        self.ifmaps = ifmaps if ifmaps is not None else {}
+        self.current_line = 0
+        # fast path for the hottest appender
+        s = self.buffers["samples"]
+        self._s = (s["ts"], s["device"], s["ifname"], s["metric"], s["qualifier"], s["value"], s["line"])
+
+    # -- accounting -------------------------------------------------------------------------
+    def accept(self, count: int = 1) -> None:
+        """Count `count` records as understood and loaded."""
+        self.loaded += count
+
+    def reject(self, line: int, reason: str, raw: str) -> None:
+        """Count one record as rejected, keeping where it was, why, and its raw text."""
+        self.rejected += 1
+        self.rejects.append((line, reason, raw[:4096]))
+
+    # -- names ------------------------------------------------------------------------------
+    def device(self, name: str, fallback: str | None = None) -> str:
+        """The canonical device id for a name or address seen in telemetry.
+
+        Strips a `:port`; an address maps to the host the bundle associates with it (LLDP
+        management address); an unmapped address becomes `fallback` (the file's host) if given.
+        """
+        bare = strip_port(name)
+        if is_address(bare):
+            mapped = self.addresses.get(bare)
+            if mapped:
+                return mapped
+            if fallback:
+                return fallback
+        return bare
+
+    def netdev(self, host: str, ibdev: str) -> str:
+        """The netdev of a host's RDMA device (`mlx5_2` -> `eth2`) from ibdev2netdev, else ibdev."""
+        return self.ifmaps.get((host, ibdev), ibdev)
+
+    # -- rows -------------------------------------------------------------------------------
+    def sample(
+        self, ts: int, device: str, ifname: str, metric: str, value: float, qualifier: str = ""
+    ) -> None:
+        """One numeric sample of a counter or gauge, under its vendor name `metric`."""
+        ts_, dev_, if_, met_, q_, val_, line_ = self._s
+        ts_.append(ts)
+        dev_.append(device)
+        if_.append(ifname)
+        met_.append(metric)
+        q_.append(qualifier)
+        val_.append(value)
+        line_.append(self.current_line)
+        if len(ts_) >= self.batch_rows:
+            self._emit("samples")
+
+    def _append(self, table: str, values: tuple) -> None:
+        buf = self.buffers[table]
+        for col, v in zip(self.TABLES[table], values, strict=True):
+            buf[col].append(v)
+        if len(buf[self.TABLES[table][0]]) >= self.batch_rows:
+            self._emit(table)
+
+    def text_sample(
+        self, ts: int, device: str, ifname: str, metric: str, value: str, qualifier: str = ""
+    ) -> None:
+        """A non-numeric value (an enum we do not map, a JSON document)."""
+        self._append("text_samples", (ts, device, ifname, metric, qualifier, value, self.current_line))
+
+    def event(self, ts: int, device: str, ifname: str, kind: str, message: str) -> None:
+        """A discrete event: kind is one of `collectors.schema.EVENT_KINDS`."""
+        self._append("events", (ts, device, ifname, kind, message, self.current_line))
+
+    def log(self, ts: int, device: str, program: str, message: str) -> None:
+        """One syslog line, kept whole whether or not it became an event."""
+        self._append("logs", (ts, device, program, message, self.current_line))
+
+    def neighbor(
+        self, device: str, ifname: str, peer_device: str, peer_ifname: str, peer_mgmt_ip: str = ""
+    ) -> None:
+        """A cable seen from `device:ifname` (LLDP) or declared (containerlab)."""
+        self._append(
+            "neighbors", (device, ifname, peer_device, peer_ifname, peer_mgmt_ip, self.current_line)
+        )
+
+    def address(self, address: str, device: str) -> None:
+        """An address that names `device` (LLDP management address, for instance)."""
+        self.addresses.setdefault(address, device)
+        self._append("addresses", (address, device, self.current_line))
+
+    def ifmap(self, host: str, ibdev: str, port: int, netdev: str, state: str) -> None:
+        """One ibdev2netdev line: `mlx5_2 port 1 ==> eth2 (Up)` on `host`."""
+        self.ifmaps.setdefault((host, ibdev), netdev)
+        self._append("ifmap", (host, ibdev, port, netdev, state, self.current_line))
+
+    def job(
+        self,
+        job_id: str,
+        tenant: str,
+        start: int | None,
+        end: int | None,
+        state: str,
+        nodelist: str,
+        hosts: list[str],
+    ) -> None:
+        """One job and the hosts it ran on (start/end in ns; None when unknown or running)."""
+        self._append("jobs", (job_id, tenant, start, end, state, nodelist, self.current_line))
+        for host in hosts:
+            self._append("job_hosts", (job_id, host))
+
+    # -- batches ----------------------------------------------------------------------------
+    def _emit(self, table: str) -> None:
+        if self._flush is None:  # no store behind us (tests): keep everything buffered
+            return
+        buf = self.buffers[table]
+        n = len(buf[self.TABLES[table][0]])
+        if n == 0:
+            return
+        self.rows[table] += n
+        self._flush(table, buf)
+        fresh = {c: [] for c in self.TABLES[table]}
+        self.buffers[table] = fresh
+        if table == "samples":
+            self._s = tuple(fresh[c] for c in self.TABLES["samples"])
+
+    def close(self) -> None:
+        """Flush every buffer."""
+        for table in self.TABLES:
+            self._emit(table)
+
+    def collected(self, table: str) -> list[dict]:
+        """Rows still buffered for `table`, as dicts (for tests without a store)."""
+        buf = self.buffers[table]
+        cols = self.TABLES[table]
+        return [dict(zip(cols, vals, strict=True)) for vals in zip(*(buf[c] for c in cols), strict=True)]

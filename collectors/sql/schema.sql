@@ -1,0 +1,74 @@
+-- fabtwin store: raw tables. Names and columns are a public interface (see README).
+-- All timestamps are UTC (TIMESTAMP, microsecond precision).
+CREATE SEQUENCE IF NOT EXISTS file_id_seq START 1;
+
+CREATE TABLE IF NOT EXISTS files (
+    file_id      INTEGER PRIMARY KEY,
+    path         VARCHAR NOT NULL,   -- as given on the command line, bundle-relative part last
+    bundle       VARCHAR,
+    sha256       VARCHAR NOT NULL,
+    size_bytes   BIGINT,
+    parser       VARCHAR,            -- NULL when skipped
+    family       VARCHAR,
+    status       VARCHAR NOT NULL,   -- loaded | skipped
+    reason       VARCHAR,            -- why a file was skipped
+    records_read BIGINT NOT NULL DEFAULT 0,
+    loaded       BIGINT NOT NULL DEFAULT 0,
+    rejected     BIGINT NOT NULL DEFAULT 0,
+    rows_written BIGINT NOT NULL DEFAULT 0,
+    ingested_at  TIMESTAMP NOT NULL DEFAULT current_timestamp
+);
+
+CREATE TABLE IF NOT EXISTS rejects (
+    file_id INTEGER, path VARCHAR, line BIGINT, reason VARCHAR, raw VARCHAR
+);
+
+-- vendor counter name -> canonical counter (loaded from collectors/data/counter_map.csv)
+CREATE TABLE IF NOT EXISTS counter_map (
+    vendor_name VARCHAR PRIMARY KEY, canonical VARCHAR NOT NULL, kind VARCHAR NOT NULL,
+    scale DOUBLE NOT NULL, source VARCHAR, description VARCHAR
+);
+
+-- numeric samples, long form, vendor name kept; `counter` is the canonical name (NULL if unmapped)
+CREATE TABLE IF NOT EXISTS samples (
+    ts TIMESTAMP NOT NULL, device VARCHAR NOT NULL, ifname VARCHAR NOT NULL,
+    counter VARCHAR, metric VARCHAR NOT NULL, qualifier VARCHAR NOT NULL,
+    value DOUBLE, file_id INTEGER, line BIGINT
+);
+
+CREATE TABLE IF NOT EXISTS text_samples (
+    ts TIMESTAMP NOT NULL, device VARCHAR NOT NULL, ifname VARCHAR NOT NULL,
+    metric VARCHAR NOT NULL, qualifier VARCHAR NOT NULL, value VARCHAR,
+    file_id INTEGER, line BIGINT
+);
+
+CREATE TABLE IF NOT EXISTS events (
+    ts TIMESTAMP NOT NULL, device VARCHAR NOT NULL, ifname VARCHAR NOT NULL,
+    kind VARCHAR NOT NULL, message VARCHAR, file_id INTEGER, line BIGINT
+);
+
+CREATE TABLE IF NOT EXISTS logs (
+    ts TIMESTAMP NOT NULL, device VARCHAR NOT NULL, program VARCHAR, message VARCHAR,
+    file_id INTEGER, line BIGINT
+);
+
+CREATE TABLE IF NOT EXISTS neighbors (
+    device VARCHAR NOT NULL, ifname VARCHAR NOT NULL, peer_device VARCHAR NOT NULL,
+    peer_ifname VARCHAR NOT NULL, peer_mgmt_ip VARCHAR, file_id INTEGER, line BIGINT
+);
+
+CREATE TABLE IF NOT EXISTS addresses (
+    address VARCHAR NOT NULL, device VARCHAR NOT NULL, file_id INTEGER, line BIGINT
+);
+
+CREATE TABLE IF NOT EXISTS ifmap (
+    host VARCHAR NOT NULL, ibdev VARCHAR NOT NULL, port INTEGER, netdev VARCHAR NOT NULL,
+    state VARCHAR, file_id INTEGER, line BIGINT
+);
+
+CREATE TABLE IF NOT EXISTS jobs (
+    job_id VARCHAR NOT NULL, tenant VARCHAR, start TIMESTAMP, "end" TIMESTAMP, state VARCHAR,
+    nodelist VARCHAR, file_id INTEGER, line BIGINT
+);
+
+CREATE TABLE IF NOT EXISTS job_hosts (job_id VARCHAR NOT NULL, host VARCHAR NOT NULL, file_id INTEGER);

@@ -1,0 +1,187 @@
+"""The DuckDB store: one file any DuckDB client can read (design section 5).
+
+`Store.open(path)` creates the tables of `sql/schema.sql` if needed, refreshes `counter_map`
+from the CSV data files and (re)creates the views of `sql/views.sql`. `ingest_file` loads one
+file in one transaction: a crash leaves either the whole file or nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from collectors.schema import canonical_counters, counter_map
+from collectors.source import Parser, Sink, SourceFile
+
+_TS_COLUMNS = {"ts", "start", "end"}
+
+
+def _sql(name: str) -> str:
+    return (resources.files("collectors") / "sql" / name).read_text()
+
+
+def sha256_of(path: Path) -> str:
+    """sha256 of a file's bytes, streamed."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+@dataclass
+class FileResult:
+    """What happened to one file of a bundle."""
+
+    path: str
+    status: str  # loaded | skipped | unchanged | failed
+    parser: str | None = None
+    records_read: int = 0
+    loaded: int = 0
+    rejected: int = 0
+    rows: dict[str, int] = field(default_factory=dict)
+    reason: str | None = None
+    first_reject: str | None = None  # "file:line: reason" for the one-line error
+
+    def as_json(self) -> dict:
+        return {
+            "path": self.path, "status": self.status, "parser": self.parser,
+            "records_read": self.records_read, "loaded": self.loaded, "rejected": self.rejected,
+            "rows": {k: v for k, v in self.rows.items() if v}, "reason": self.reason,
+        }
+
+
+class Store:
+    """A fabtwin DuckDB store opened for writing (ingest, replay)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, path: str) -> None:
+        self.con = con
+        self.path = path
+
+    @classmethod
+    def open(cls, path: str | Path) -> Store:
+        """Open or create the store at `path` (":memory:" for a throwaway one)."""
+        con = duckdb.connect(str(path))
+        store = cls(con, str(path))
+        con.execute(_sql("schema.sql"))
+        store._load_counter_map()
+        con.execute(_sql("views.sql"))
+        return store
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _load_counter_map(self) -> None:
+        canon = canonical_counters()
+        rows = [(m.vendor_name, m.canonical, canon[m.canonical].kind, m.scale, m.source,
+                 canon[m.canonical].description) for m in counter_map().values()]
+        self.con.execute("BEGIN")
+        self.con.execute("DELETE FROM counter_map")
+        if rows:
+            self.con.executemany("INSERT INTO counter_map VALUES (?, ?, ?, ?, ?, ?)", rows)
+        # keep `samples.counter` consistent when the map gained names since the last ingest
+        self.con.execute(
+            "UPDATE samples SET counter = m.canonical FROM counter_map m "
+            "WHERE samples.counter IS NULL AND samples.metric = m.vendor_name")
+        self.con.execute("COMMIT")
+
+    # -- lookups parsers need ----------------------------------------------------------------
+    def address_map(self) -> dict[str, str]:
+        return dict(self.con.execute("SELECT address, any_value(device) FROM addresses GROUP BY 1").fetchall())
+
+    def ifmap_map(self) -> dict[tuple[str, str], str]:
+        rows = self.con.execute("SELECT host, ibdev, any_value(netdev) FROM ifmap GROUP BY 1, 2").fetchall()
+        return {(h, i): n for h, i, n in rows}
+
+    def known_sha(self, sha: str) -> str | None:
+        row = self.con.execute("SELECT status FROM files WHERE sha256 = ? LIMIT 1", [sha]).fetchone()
+        return row[0] if row else None
+
+    # -- ingest -------------------------------------------------------------------------------
+    def _insert(self, table: str, file_id: int, buf: dict[str, list]) -> None:
+        df = pl.DataFrame(buf, schema_overrides=_overrides(table), strict=False)
+        if table == "samples":
+            self.con.execute(
+                "INSERT INTO samples (ts, device, ifname, counter, metric, qualifier, value, file_id, line) "
+                "SELECT make_timestamp(d.ts // 1000), d.device, d.ifname, m.canonical, d.metric, "
+                "d.qualifier, d.value, ?, d.line FROM df d LEFT JOIN counter_map m ON d.metric = m.vendor_name",
+                [file_id])
+            return
+        cols = list(buf)
+        quoted = ", ".join(f'"{c}"' for c in cols)
+        select = ", ".join(f'make_timestamp("{c}" // 1000)' if c in _TS_COLUMNS else f'"{c}"' for c in cols)
+        self.con.execute(f"INSERT INTO {table} ({quoted}, file_id) SELECT {select}, ? FROM df", [file_id])
+
+    def ingest_file(self, parser: Parser, src: SourceFile, sha: str, bundle: str = "") -> FileResult:
+        """Parse and load one file in one transaction; returns its accounting."""
+        file_id = self.con.execute("SELECT nextval('file_id_seq')").fetchone()[0]
+        self.con.execute("BEGIN")
+        try:
+            sink = Sink(
+                flush=lambda table, buf: self._insert(table, file_id, buf),
+                addresses=self.address_map(),
+                ifmaps=self.ifmap_map(),
+            )
+            parser.parse(src, sink)
+            sink.close()
+            if sink.rejects:
+                self.con.executemany(
+                    "INSERT INTO rejects VALUES (?, ?, ?, ?, ?)",
+                    [(file_id, src.rel, line, reason, raw) for line, reason, raw in sink.rejects])
+            rows_written = sum(sink.rows.values())
+            self.con.execute(
+                "INSERT INTO files (file_id, path, bundle, sha256, size_bytes, parser, family, status,"
+                " records_read, loaded, rejected, rows_written) VALUES (?, ?, ?, ?, ?, ?, ?, 'loaded', ?, ?, ?, ?)",
+                [file_id, src.rel, bundle, sha, src.path.stat().st_size, parser.name, parser.family,
+                 sink.loaded + sink.rejected, sink.loaded, sink.rejected, rows_written])
+            self.con.execute("COMMIT")
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+        first = None
+        if sink.rejects:
+            line, reason, _ = sink.rejects[0]
+            first = f"{src.rel}:{line}: {reason}"
+        return FileResult(src.rel, "loaded", parser.name, sink.loaded + sink.rejected, sink.loaded,
+                          sink.rejected, dict(sink.rows), first_reject=first)
+
+    def record_skipped(self, src: SourceFile, sha: str, reason: str, bundle: str = "") -> None:
+        """List a file no parser recognized (once per content)."""
+        if self.known_sha(sha):
+            return
+        self.con.execute(
+            "INSERT INTO files (file_id, path, bundle, sha256, size_bytes, status, reason) "
+            "VALUES (nextval('file_id_seq'), ?, ?, ?, ?, 'skipped', ?)",
+            [src.rel, bundle, sha, src.path.stat().st_size, reason])
+
+
+def _overrides(table: str) -> dict[str, pl.DataType]:
+    ints = {"ts": pl.Int64, "start": pl.Int64, "end": pl.Int64, "line": pl.Int64, "port": pl.Int64}
+    out: dict[str, pl.DataType] = {c: t for c, t in ints.items() if c in Sink.TABLES[table]}
+    if table == "samples":
+        out["value"] = pl.Float64
+    for c in Sink.TABLES[table]:
+        out.setdefault(c, pl.String)
+    return out
+
+
+def open_readonly(path: str | Path) -> duckdb.DuckDBPyConnection:
+    """A read-only connection with file system access disabled and the configuration locked.
+
+    Writes, ATTACH, COPY ... TO, INSTALL/LOAD and reads of arbitrary files all fail inside DuckDB.
+    """
+    if not Path(path).exists():
+        raise FileNotFoundError(f"{path}: no such store (run `fabtwin ingest BUNDLE --db {path}` first)")
+    return duckdb.connect(str(path), read_only=True,
+                          config={"enable_external_access": False, "lock_configuration": True})

@@ -1,0 +1,56 @@
+"""Shared test helpers: run a parser on a file the way ingest does, and find the real samples."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from collectors.ingest import head_of
+from collectors.registry import recognize
+from collectors.source import Manifest, Parser, Sink, SourceFile
+
+REPO = Path(__file__).resolve().parents[1]
+REAL_SAMPLES = REPO.parent / "shared" / "real-samples"
+
+
+def run_parser(path: Path, rel: str | None = None, manifest: Manifest | None = None,
+               parser: Parser | None = None, sink: Sink | None = None) -> tuple[Parser | None, Sink]:
+    """Recognize `path` by content (unless `parser` is given) and parse it into a bufferless Sink.
+
+    `rel` is the bundle-relative name the parser sees (defaults to the file name), so tests can
+    say `nic/gpu-node-0001/eth2.ethtool` without building a bundle. The accounting invariant is
+    checked here for every test that uses it.
+    """
+    rel = rel or path.name
+    parser = parser or recognize(head_of(path), rel)
+    sink = sink or Sink()
+    if parser is not None:
+        parser.parse(SourceFile(path, rel, manifest or Manifest()), sink)
+        assert sink.loaded >= 0 and sink.rejected == len(sink.rejects)
+    return parser, sink
+
+
+@pytest.fixture
+def real_samples() -> Path:
+    """../shared/real-samples, or skip where it is absent (it is never copied into the repo)."""
+    if not REAL_SAMPLES.is_dir():
+        pytest.skip("../shared/real-samples not present")
+    return REAL_SAMPLES
+
+
+@pytest.fixture
+def write(tmp_path: Path):
+    """write("nic/h/eth2.ethtool", text, gz=False) -> Path inside a temporary bundle."""
+    import gzip
+
+    def _write(rel: str, text: str, gz: bool = False) -> Path:
+        p = tmp_path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        if gz:
+            p.write_bytes(gzip.compress(text.encode()))
+        else:
+            p.write_text(text)
+        return p
+
+    return _write
