@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from collectors.registry import recognize
-from collectors.source import SNIFF_BYTES, GZIP_MAGIC, Manifest, SourceFile
+from collectors.source import GZIP_MAGIC, SNIFF_BYTES, Manifest, SourceFile
 from collectors.store import FileResult, Store, sha256_of
 from collectors.timeparse import TimeError, tz_from_name
 
@@ -56,8 +56,6 @@ def head_of(path: Path) -> str:
             raw = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, SNIFF_BYTES)
         except zlib.error:
             return ""
-    if b"\x00" in raw[:1024]:
-        return ""
     return raw.decode("utf-8", errors="replace")
 
 

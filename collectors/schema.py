@@ -72,4 +72,6 @@ def counter_map() -> dict[str, MapRow]:
                     raise ValueError(f"{where}: {r['vendor_name']!r} is mapped twice")
                 out[r["vendor_name"]] = MapRow(
                     r["vendor_name"], r["canonical"], float(r["scale"] or 1), r["source"])
+    for name in known:  # canonical names map to themselves (normalized exports, the twin)
+        out.setdefault(name, MapRow(name, name, 1.0, "canonical"))
     return out

@@ -213,6 +213,29 @@ class Sink:
         if len(ts_) >= self.batch_rows:
             self._emit("samples")
 
+    def samples_bulk(
+        self,
+        ts: list[int],
+        device: list[str],
+        ifname: list[str],
+        metric: list[str],
+        qualifier: list[str],
+        value: list[float],
+        line: list[int],
+    ) -> None:
+        """Append many samples at once (vectorized parsers); lists must have equal lengths.
+
+        Accounting stays the caller's: call `accept(n)` / `reject(...)` for the records.
+        """
+        n = len(ts)
+        if not all(len(c) == n for c in (device, ifname, metric, qualifier, value, line)):
+            raise ValueError("samples_bulk: columns of unequal length")
+        for col, new in zip(self._s, (ts, device, ifname, metric, qualifier, value, line),
+                            strict=True):
+            col.extend(new)
+        if len(self._s[0]) >= self.batch_rows:
+            self._emit("samples")
+
     def _append(self, table: str, values: tuple) -> None:
         buf = self.buffers[table]
         for col, v in zip(self.TABLES[table], values, strict=True):

@@ -110,18 +110,23 @@ class Store:
 
     # -- ingest -------------------------------------------------------------------------------
     def _insert(self, table: str, file_id: int, buf: dict[str, list]) -> None:
-        df = pl.DataFrame(buf, schema_overrides=_overrides(table), strict=False)
+        self.con.register("_batch", pl.DataFrame(buf, schema_overrides=_overrides(table), strict=False))
+        try:
+            self._insert_batch(table, file_id, list(buf))
+        finally:
+            self.con.unregister("_batch")
+
+    def _insert_batch(self, table: str, file_id: int, cols: list[str]) -> None:
         if table == "samples":
             self.con.execute(
                 "INSERT INTO samples (ts, device, ifname, counter, metric, qualifier, value, file_id, line) "
                 "SELECT make_timestamp(d.ts // 1000), d.device, d.ifname, m.canonical, d.metric, "
-                "d.qualifier, d.value, ?, d.line FROM df d LEFT JOIN counter_map m ON d.metric = m.vendor_name",
+                "d.qualifier, d.value, ?, d.line FROM _batch d LEFT JOIN counter_map m ON d.metric = m.vendor_name",
                 [file_id])
             return
-        cols = list(buf)
         quoted = ", ".join(f'"{c}"' for c in cols)
         select = ", ".join(f'make_timestamp("{c}" // 1000)' if c in _TS_COLUMNS else f'"{c}"' for c in cols)
-        self.con.execute(f"INSERT INTO {table} ({quoted}, file_id) SELECT {select}, ? FROM df", [file_id])
+        self.con.execute(f"INSERT INTO {table} ({quoted}, file_id) SELECT {select}, ? FROM _batch", [file_id])
 
     def ingest_file(self, parser: Parser, src: SourceFile, sha: str, bundle: str = "") -> FileResult:
         """Parse and load one file in one transaction; returns its accounting."""

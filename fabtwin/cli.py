@@ -1,0 +1,186 @@
+"""The `fabtwin` command line.
+
+Exit codes scripts can trust: 0 done; 1 an unexpected internal error; 2 bad invocation or
+unreadable input (missing bundle, bad manifest, refused or failing SQL); 3 some files failed to
+load (I/O, corrupt gzip) while the rest loaded; 4 with `--strict`, some records were rejected.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+import orjson
+import pyarrow as pa
+from rich.console import Console
+
+from collectors.ingest import BundleError, IngestSummary, ingest_bundle
+from collectors.query import QueryRefused, run_query
+from collectors.store import Store
+
+DEFAULT_DB = os.environ.get("FABTWIN_DB", "fabtwin.duckdb")
+err = Console(stderr=True)
+
+
+def fail(message: str, code: int = 2) -> None:
+    """Print a one-line error and exit with `code`."""
+    click.echo(f"fabtwin: error: {message}", err=True)
+    sys.exit(code)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="fabtwin")
+def main() -> None:
+    """Telemetry-driven digital twin and debugging toolkit for RoCE AI training fabrics."""
+
+
+# -- ingest ---------------------------------------------------------------------------------
+
+@main.command()
+@click.argument("bundle", type=click.Path(path_type=Path))
+@click.option("--db", default=DEFAULT_DB, show_default=True, help="DuckDB store file.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+@click.option("--strict", is_flag=True, help="Exit 4 when any record was rejected.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+def ingest(bundle: Path, db: str, as_json: bool, strict: bool, quiet: bool) -> None:
+    """Load a trace bundle (directory or file) into the store at --db.
+
+    Files are recognized by content; the same content twice adds nothing. Every rejected record
+    is kept in the `rejects` table with file, line, reason and raw text.
+    """
+    try:
+        with Store.open(db) as store:
+            summary = _ingest_with_progress(store, bundle, show=not quiet and err.is_terminal)
+    except BundleError as exc:
+        fail(str(exc))
+    if as_json:
+        click.echo(json.dumps(summary.as_json(), indent=2))
+    else:
+        _print_summary(summary)
+    failed = [f for f in summary.files if f.status == "failed"]
+    for f in failed:
+        click.echo(f"fabtwin: error: {f.reason}", err=True)
+    if failed:
+        sys.exit(3)
+    if strict and any(f.rejected for f in summary.files):
+        sys.exit(4)
+
+
+def _ingest_with_progress(store: Store, bundle: Path, show: bool) -> IngestSummary:
+    if not show:
+        return ingest_bundle(store, bundle)
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+    columns = (TextColumn("ingest"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+               TextColumn("{task.description}"))
+    with Progress(*columns, console=err, transient=True) as bar:
+        task = bar.add_task("", total=None)
+
+        def on_progress(rel: str, done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total, description=rel)
+
+        return ingest_bundle(store, bundle, progress=on_progress)
+
+
+def _print_summary(summary: IngestSummary) -> None:
+    s = summary.as_json()
+    t = s["store"]
+    click.echo(f"bundle   {s['bundle']}  ->  {s['db']}")
+    click.echo(f"files    {s['files_loaded']} loaded, {s['files_unchanged']} unchanged, "
+               f"{s['files_skipped']} skipped")
+    click.echo(f"records  {s['records_read']} read = {s['loaded']} loaded + {s['rejected']} rejected")
+    click.echo(f"store    {t['samples']} samples, {t['events']} events, {t['logs']} log lines, "
+               f"{t['links']} links, {t['jobs']} jobs, {t['devices']} devices, {t['rejects']} rejects")
+    click.echo(f"time     {t['start'] or '-'} .. {t['end'] or '-'}")
+    for f in summary.files:
+        if f.status == "loaded" and f.rejected:
+            click.echo(f"rejected {f.rejected} of {f.records_read} records in {f.path}; "
+                       f"first: {f.first_reject}")
+    for f in summary.skipped:
+        click.echo(f"skipped  {f.path}: {f.reason}")
+    if s["rejected"]:
+        click.echo("see them: fabtwin sql \"SELECT path, line, reason, raw FROM rejects\"")
+
+
+# -- sql ------------------------------------------------------------------------------------
+
+@main.command()
+@click.argument("query")
+@click.option("--db", default=DEFAULT_DB, show_default=True, help="DuckDB store file.")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "parquet"]),
+              default="table", show_default=True)
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the result to this file (required for parquet).")
+@click.option("--max-rows", default=50, show_default=True,
+              help="Rows shown by the table format (the others write every row).")
+def sql(query: str, db: str, fmt: str, output: Path | None, max_rows: int) -> None:
+    """Run a read-only SQL QUERY on the store (tables and views: see the README)."""
+    if fmt == "parquet" and output is None:
+        fail("--format parquet needs --output FILE")
+    try:
+        result = run_query(db, query)
+    except FileNotFoundError as exc:
+        fail(str(exc))
+    except QueryRefused as exc:
+        fail(str(exc))
+    with result:
+        _write_result(result.reader, fmt, output, max_rows)
+
+
+def _write_result(reader: pa.RecordBatchReader, fmt: str, output: Path | None, max_rows: int) -> None:
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        with pq.ParquetWriter(output, reader.schema, compression="zstd") as w:
+            for batch in reader:
+                w.write_batch(batch)
+        return
+    fh = open(output, "wb") if output else sys.stdout.buffer  # noqa: SIM115
+    try:
+        if fmt == "csv":
+            import pyarrow.csv as pacsv
+
+            with pacsv.CSVWriter(fh, reader.schema) as w:
+                for batch in reader:
+                    w.write_batch(batch)
+        elif fmt == "json":
+            fh.write(b"[")
+            first = True
+            for batch in reader:
+                for row in batch.to_pylist():
+                    fh.write((b"" if first else b",\n") + orjson.dumps(
+                        row, default=str, option=orjson.OPT_NAIVE_UTC | orjson.OPT_UTC_Z))
+                    first = False
+            fh.write(b"]\n")
+        else:
+            _print_table(reader, fh, max_rows)
+    finally:
+        if output:
+            fh.close()
+        else:
+            fh.flush()
+
+
+def _print_table(reader: pa.RecordBatchReader, fh, max_rows: int) -> None:
+    import polars as pl
+
+    batches, shown, total = [], 0, 0
+    for batch in reader:
+        total += batch.num_rows
+        if shown < max_rows:
+            batches.append(batch.slice(0, max_rows - shown))
+            shown += batches[-1].num_rows
+    table = pa.Table.from_batches(batches, schema=reader.schema)
+    df = pl.from_arrow(table)
+    with pl.Config(tbl_rows=max_rows, tbl_cols=-1, tbl_width_chars=200, fmt_str_lengths=60,
+                   tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=False):
+        fh.write((str(df) + "\n").encode())
+    note = f"{total} rows" + (f" ({shown} shown; --max-rows or --format csv for all)" if total > shown else "")
+    fh.write((note + "\n").encode())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,162 @@
+"""The store: rates with wrap and reset, link state intervals, links, idempotent ingest, accounting."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from collectors.ingest import BundleError, ingest_bundle
+from collectors.schema import canonical_counters, counter_map
+from collectors.store import Store
+
+T0 = 1_767_225_600  # 2026-01-01T00:00:00Z
+
+
+def csv_samples(rows: list[tuple]) -> str:
+    """Normalized CSV: (seconds offset, device, ifname, counter, value)."""
+    out = ["ts,device,ifname,counter,value"]
+    out += [f"{T0 + t},{d},{i},{c},{v}" for t, d, i, c, v in rows]
+    return "\n".join(out) + "\n"
+
+
+@pytest.fixture
+def store(tmp_path: Path):
+    s = Store.open(tmp_path / "t.duckdb")
+    yield s
+    s.close()
+
+
+def rates(store: Store, device: str = "leaf-1", counter: str = "rx_bytes") -> list:
+    return store.con.execute(
+        "SELECT epoch(ts)::BIGINT - ?, delta, rate, wrapped, reset FROM counter_rates "
+        "WHERE device = ? AND counter = ? ORDER BY ts", [T0, device, counter]).fetchall()
+
+
+def test_monotonic_counter_gives_delta_over_interval(store, write, tmp_path):
+    write("b/c.csv", csv_samples([(0, "leaf-1", "swp1", "rx_bytes", 1000),
+                                  (10, "leaf-1", "swp1", "rx_bytes", 11000),
+                                  (30, "leaf-1", "swp1", "rx_bytes", 31000)]))
+    ingest_bundle(store, tmp_path / "b")
+    assert rates(store) == [(10, 10000.0, 1000.0, False, False), (30, 20000.0, 1000.0, False, False)]
+
+
+def test_32bit_wrap_is_added_back(store, write, tmp_path):
+    # 2^32 - 1000 then 500: the counter wrapped after 1500 bytes
+    write("b/c.csv", csv_samples([(0, "leaf-1", "swp1", "rx_bytes", 2**32 - 1000),
+                                  (10, "leaf-1", "swp1", "rx_bytes", 500)]))
+    ingest_bundle(store, tmp_path / "b")
+    assert rates(store) == [(10, 1500.0, 150.0, True, False)]
+
+
+def test_64bit_wrap_is_added_back(store, write, tmp_path):
+    write("b/c.csv", csv_samples([(0, "leaf-1", "swp1", "rx_bytes", 2**64 - 2**20),
+                                  (10, "leaf-1", "swp1", "rx_bytes", 2**20)]))
+    ingest_bundle(store, tmp_path / "b")
+    ((t, delta, rate, wrapped, reset),) = rates(store)
+    assert (t, wrapped, reset) == (10, True, False)
+    assert delta == pytest.approx(2**21, rel=1e-3)  # doubles near 2^64 keep ~4 KB resolution
+
+
+def test_counter_reset_after_reboot_yields_no_rate(store, write, tmp_path):
+    # a 64-bit counter far from its wrap point falls to near zero: a reboot, not a wrap
+    write("b/c.csv", csv_samples([(0, "leaf-1", "swp1", "rx_bytes", 5e12),
+                                  (10, "leaf-1", "swp1", "rx_bytes", 5.001e12),
+                                  (20, "leaf-1", "swp1", "rx_bytes", 300),
+                                  (30, "leaf-1", "swp1", "rx_bytes", 1300)]))
+    ingest_bundle(store, tmp_path / "b")
+    got = rates(store)
+    assert got[1] == (20, None, None, False, True)
+    assert got[2] == (30, 1000.0, 100.0, False, False)
+    assert all(r[2] is None or 0 <= r[2] < 1e12 for r in got)
+
+
+def test_32bit_counter_reset_low_in_range_is_a_reset_not_a_wrap(store, write, tmp_path):
+    # previous value in the lower half of the 32-bit range: falling to 10 is a reset
+    write("b/c.csv", csv_samples([(0, "leaf-1", "swp1", "rx_bytes", 1_000_000),
+                                  (10, "leaf-1", "swp1", "rx_bytes", 10)]))
+    ingest_bundle(store, tmp_path / "b")
+    assert rates(store) == [(10, None, None, False, True)]
+
+
+def test_duplicate_sample_times_do_not_make_infinite_rates(store, write, tmp_path):
+    write("b/c.csv", csv_samples([(0, "leaf-1", "swp1", "rx_bytes", 0),
+                                  (0, "leaf-1", "swp1", "rx_bytes", 0),
+                                  (10, "leaf-1", "swp1", "rx_bytes", 100)]))
+    ingest_bundle(store, tmp_path / "b")
+    assert [r[2] for r in rates(store)] == [10.0]
+
+
+def test_port_rates_view_is_wide_per_port(store, write, tmp_path):
+    write("b/c.csv", csv_samples([(0, "leaf-1", "swp1", "rx_bytes", 0), (0, "leaf-1", "swp1", "tx_bytes", 0),
+                                  (10, "leaf-1", "swp1", "rx_bytes", 800), (10, "leaf-1", "swp1", "tx_bytes", 80)]))
+    ingest_bundle(store, tmp_path / "b")
+    row = store.con.execute("SELECT rx_bytes_per_s, tx_bytes_per_s FROM port_rates").fetchall()
+    assert row == [(80.0, 8.0)]
+
+
+def test_link_state_intervals_fold_events_and_oper_status(store, write, tmp_path):
+    write("b/e.csv", "ts,device,ifname,kind,message\n"
+          f"{T0 + 5},leaf-1,swp1,link_down,carrier lost\n{T0 + 65},leaf-1,swp1,link_up,\n")
+    write("b/s.csv", csv_samples([(0, "leaf-1", "swp1", "oper_status", 1),
+                                  (10, "leaf-1", "swp1", "oper_status", 2),
+                                  (70, "leaf-1", "swp1", "oper_status", 1)]))
+    ingest_bundle(store, tmp_path / "b")
+    got = store.con.execute(
+        "SELECT state, epoch(start)::BIGINT - ?, duration_s FROM link_state_intervals "
+        "WHERE port_id = 'leaf-1:swp1' ORDER BY start", [T0]).fetchall()
+    assert got == [("up", 0, 5.0), ("down", 5, 60.0), ("up", 65, None)]
+
+
+def test_ingest_twice_adds_nothing(store, write, tmp_path):
+    write("b/c.csv", csv_samples([(0, "leaf-1", "swp1", "rx_bytes", 0)]))
+    write("b/c2.csv.gz", csv_samples([(5, "leaf-1", "swp2", "rx_bytes", 0)]), gz=True)
+    first = ingest_bundle(store, tmp_path / "b")
+    second = ingest_bundle(store, tmp_path / "b")
+    assert [f.status for f in first.files] == ["loaded", "loaded"]
+    assert [f.status for f in second.files] == ["unchanged", "unchanged"]
+    assert store.con.execute("SELECT count(*) FROM samples").fetchone()[0] == 2
+    assert store.con.execute("SELECT count(*) FROM files").fetchone()[0] == 2
+
+
+def test_accounting_and_rejects_are_kept_with_line_and_raw(store, write, tmp_path):
+    write("b/c.csv", csv_samples([(0, "leaf-1", "swp1", "rx_bytes", 1)]) + "garbage,row\n"
+          f"{T0},leaf-1,swp1,rx_bytes,not-a-number\n")
+    summary = ingest_bundle(store, tmp_path / "b")
+    (f,) = summary.files
+    assert (f.records_read, f.loaded, f.rejected) == (3, 1, 2)
+    rows = store.con.execute("SELECT path, line, raw FROM rejects ORDER BY line").fetchall()
+    assert rows == [("c.csv", 3, "garbage,row"), ("c.csv", 4, f"{T0},leaf-1,swp1,rx_bytes,not-a-number")]
+    assert f.first_reject.startswith("c.csv:3: ")
+
+
+def test_unrecognized_file_is_listed_as_skipped(store, write, tmp_path):
+    write("b/notes.bin", "\x00\x01 nothing a parser knows\n")
+    summary = ingest_bundle(store, tmp_path / "b")
+    assert [(f.path, f.status) for f in summary.files] == [("notes.bin", "skipped")]
+    assert store.con.execute("SELECT path, status FROM files").fetchall() == [("notes.bin", "skipped")]
+
+
+def test_corrupt_gzip_fails_that_file_only_and_rolls_back(store, write, tmp_path):
+    good = gzip.compress(csv_samples([(i, "leaf-1", "swp1", "rx_bytes", i) for i in range(2000)]).encode())
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "a.csv.gz").write_bytes(good[: len(good) // 2])  # truncated stream
+    write("b/b.csv", csv_samples([(0, "leaf-2", "swp1", "rx_bytes", 0)]))
+    summary = ingest_bundle(store, tmp_path / "b")
+    assert {f.path: f.status for f in summary.files} == {"a.csv.gz": "failed", "b.csv": "loaded"}
+    # nothing of the half-read file stays in the store
+    assert store.con.execute("SELECT DISTINCT device FROM samples").fetchall() == [("leaf-2",)]
+
+
+def test_bad_manifest_is_a_one_line_error_naming_the_file(store, write, tmp_path):
+    write("b/manifest.json", '{"name": "x",\n "timezone": }')
+    with pytest.raises(BundleError, match=r"manifest\.json:2: invalid JSON"):
+        ingest_bundle(store, tmp_path / "b")
+
+
+def test_counter_map_rows_name_known_canonical_counters():
+    known = canonical_counters()
+    cmap = counter_map()
+    assert all(m.canonical in known for m in cmap.values())
+    assert cmap["rx_bytes"].canonical == "rx_bytes"  # canonical names map to themselves
