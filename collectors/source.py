@@ -22,6 +22,7 @@ import gzip
 import io
 import ipaddress
 import re
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +49,7 @@ class SourceFile:
     path: Path
     rel: str  # path relative to the bundle root, with forward slashes
     manifest: Manifest = field(default_factory=Manifest)
+    read_error: str | None = None  # set when a compressed stream ended early or was corrupt
 
     @property
     def host_hint(self) -> str | None:
@@ -82,7 +84,8 @@ class SourceFile:
         """Open the file as text, transparently gunzipping; undecodable bytes become U+FFFD."""
         raw = open(self.path, "rb")  # noqa: SIM115 - returned to the caller
         if raw.peek(2)[:2] == GZIP_MAGIC:
-            return io.TextIOWrapper(gzip.GzipFile(fileobj=raw), encoding="utf-8", errors="replace")
+            stream = io.BufferedReader(_TolerantGzip(gzip.GzipFile(fileobj=raw), self), 1 << 16)
+            return io.TextIOWrapper(stream, encoding="utf-8", errors="replace")
         return io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
 
     def lines(self) -> Iterator[tuple[int, str]]:
@@ -90,6 +93,36 @@ class SourceFile:
         with self.open_text() as fh:
             for number, line in enumerate(fh, 1):
                 yield number, line.rstrip("\r\n")
+
+
+class _TolerantGzip(io.RawIOBase):
+    """A gzip stream that ends, instead of raising, where the data is truncated or corrupt.
+
+    What decompressed before the damage is kept; the error is recorded on the SourceFile so the
+    store can count it as a rejected record (a file being written while collected is common).
+    """
+
+    def __init__(self, inner: gzip.GzipFile, src: SourceFile) -> None:
+        self.inner = inner
+        self.src = src
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf) -> int:  # type: ignore[override]
+        if self.src.read_error:
+            return 0
+        try:
+            return self.inner.readinto(buf)
+        except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+            self.src.read_error = f"compressed stream is truncated or corrupt ({exc})"
+            return 0
+
+    def close(self) -> None:
+        self.inner.close()
+        if self.inner.fileobj is not None:
+            self.inner.fileobj.close()
+        super().close()
 
 
 _HOSTNAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*[0-9A-Za-z]")

@@ -139,6 +139,8 @@ class Store:
                 ifmaps=self.ifmap_map(),
             )
             parser.parse(src, sink)
+            if src.read_error:
+                sink.reject(sink.current_line + 1, src.read_error + "; records before it were loaded", "")
             sink.close()
             if sink.rejects:
                 self.con.executemany(

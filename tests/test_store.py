@@ -138,15 +138,39 @@ def test_unrecognized_file_is_listed_as_skipped(store, write, tmp_path):
     assert store.con.execute("SELECT path, status FROM files").fetchall() == [("notes.bin", "skipped")]
 
 
-def test_corrupt_gzip_fails_that_file_only_and_rolls_back(store, write, tmp_path):
-    good = gzip.compress(csv_samples([(i, "leaf-1", "swp1", "rx_bytes", i) for i in range(2000)]).encode())
+def test_truncated_gzip_keeps_what_decompressed_and_counts_the_damage(store, write, tmp_path):
+    good = gzip.compress(csv_samples([(i, "leaf-1", "swp1", "rx_bytes", i) for i in range(20000)]).encode())
     (tmp_path / "b").mkdir()
     (tmp_path / "b" / "a.csv.gz").write_bytes(good[: len(good) // 2])  # truncated stream
     write("b/b.csv", csv_samples([(0, "leaf-2", "swp1", "rx_bytes", 0)]))
     summary = ingest_bundle(store, tmp_path / "b")
-    assert {f.path: f.status for f in summary.files} == {"a.csv.gz": "failed", "b.csv": "loaded"}
-    # nothing of the half-read file stays in the store
-    assert store.con.execute("SELECT DISTINCT device FROM samples").fetchall() == [("leaf-2",)]
+    a = next(f for f in summary.files if f.path == "a.csv.gz")
+    assert a.status == "loaded" and a.rejected >= 1 and a.loaded > 1000
+    assert a.records_read == a.loaded + a.rejected
+    (reason,) = store.con.execute(
+        "SELECT reason FROM rejects WHERE path = 'a.csv.gz' AND reason LIKE 'compressed%'").fetchone()
+    assert "truncated or corrupt" in reason
+    assert store.con.execute("SELECT count(DISTINCT device) FROM samples").fetchone()[0] == 2
+
+
+def test_parser_crash_rolls_back_the_whole_file(store, write, tmp_path):
+    from collectors.source import SourceFile
+
+    class Exploding:
+        name, family, priority = "exploding", "test", 50
+
+        def parse(self, src, sink):
+            for i in range(10):
+                sink.sample(i, "leaf-9", "swp1", "rx_bytes", 1.0)
+                sink.accept()
+            sink.close()  # rows reach the store inside the transaction...
+            raise RuntimeError("parser bug")  # ...and must not survive this
+
+    p = write("b/x.txt", "x\n")
+    with pytest.raises(RuntimeError):
+        store.ingest_file(Exploding(), SourceFile(p, "x.txt"), "sha")
+    assert store.con.execute("SELECT count(*) FROM samples").fetchone()[0] == 0
+    assert store.con.execute("SELECT count(*) FROM files").fetchone()[0] == 0
 
 
 def test_bad_manifest_is_a_one_line_error_naming_the_file(store, write, tmp_path):
