@@ -182,7 +182,7 @@ class Sink:
         flush: Callable[[str, dict[str, list]], None] | None = None,
         batch_rows: int = 200_000,
         addresses: dict[str, str] | None = None,
-        ifmaps: dict[tuple[str, str], str] | None = None,
+        ifmaps: dict[tuple[str, str, int], str] | None = None,
     ) -> None:
         self._flush = flush
         self.batch_rows = batch_rows
@@ -226,9 +226,15 @@ class Sink:
                 return fallback
         return bare
 
-    def netdev(self, host: str, ibdev: str) -> str:
-        """The netdev of a host's RDMA device (`mlx5_2` -> `eth2`) from ibdev2netdev, else ibdev."""
-        return self.ifmaps.get((host, ibdev), ibdev)
+    def netdev(self, host: str, ibdev: str, port: int = 1) -> str:
+        """The netdev of a host's RDMA device port (`mlx5_2` port 1 -> `eth2`) from ibdev2netdev.
+
+        Unmapped: the RDMA device name for port 1, `ibdev/port` for the others.
+        """
+        found = self.ifmaps.get((host, ibdev, port))
+        if found:
+            return found
+        return ibdev if port == 1 else f"{ibdev}/{port}"
 
     # -- rows -------------------------------------------------------------------------------
     def sample(
@@ -305,7 +311,7 @@ class Sink:
 
     def ifmap(self, host: str, ibdev: str, port: int, netdev: str, state: str) -> None:
         """One ibdev2netdev line: `mlx5_2 port 1 ==> eth2 (Up)` on `host`."""
-        self.ifmaps.setdefault((host, ibdev), netdev)
+        self.ifmaps.setdefault((host, ibdev, port), netdev)
         self._append("ifmap", (host, ibdev, port, netdev, state, self.current_line))
 
     def job(

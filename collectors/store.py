@@ -84,45 +84,50 @@ class Store:
 
     def _load_counter_map(self) -> None:
         canon = canonical_counters()
-        rows = [(m.vendor_name, m.canonical, canon[m.canonical].kind, m.scale, m.source,
-                 canon[m.canonical].description) for m in counter_map().values()]
+        rows = [(m.family, m.vendor_name, m.canonical, canon[m.canonical].kind, m.scale, m.source)
+                for m in counter_map().values()]
         self.con.execute("BEGIN")
+        self.con.execute("DELETE FROM counters")
+        self.con.executemany("INSERT INTO counters VALUES (?, ?, ?, ?)",
+                             [(c.name, c.kind, c.unit, c.description) for c in canon.values()])
         self.con.execute("DELETE FROM counter_map")
-        if rows:
-            self.con.executemany("INSERT INTO counter_map VALUES (?, ?, ?, ?, ?, ?)", rows)
-        # keep `samples.counter` consistent when the map gained names since the last ingest
+        self.con.executemany("INSERT INTO counter_map VALUES (?, ?, ?, ?, ?, ?)", rows)
+        # samples loaded before the map knew their name get their canonical name now
         self.con.execute(
-            "UPDATE samples SET counter = m.canonical FROM counter_map m "
-            "WHERE samples.counter IS NULL AND samples.metric = m.vendor_name")
+            "UPDATE samples SET counter = m.canonical, value = samples.value * m.scale "
+            "FROM files f, counter_map m WHERE samples.counter IS NULL "
+            "AND f.file_id = samples.file_id AND m.family = f.family AND m.vendor_name = samples.metric")
         self.con.execute("COMMIT")
 
     # -- lookups parsers need ----------------------------------------------------------------
     def address_map(self) -> dict[str, str]:
         return dict(self.con.execute("SELECT address, any_value(device) FROM addresses GROUP BY 1").fetchall())
 
-    def ifmap_map(self) -> dict[tuple[str, str], str]:
-        rows = self.con.execute("SELECT host, ibdev, any_value(netdev) FROM ifmap GROUP BY 1, 2").fetchall()
-        return {(h, i): n for h, i, n in rows}
+    def ifmap_map(self) -> dict[tuple[str, str, int], str]:
+        rows = self.con.execute(
+            "SELECT host, ibdev, coalesce(port, 1), any_value(netdev) FROM ifmap GROUP BY ALL").fetchall()
+        return {(h, i, p): n for h, i, p, n in rows}
 
     def known_sha(self, sha: str) -> str | None:
         row = self.con.execute("SELECT status FROM files WHERE sha256 = ? LIMIT 1", [sha]).fetchone()
         return row[0] if row else None
 
     # -- ingest -------------------------------------------------------------------------------
-    def _insert(self, table: str, file_id: int, buf: dict[str, list]) -> None:
+    def _insert(self, table: str, file_id: int, family: str, buf: dict[str, list]) -> None:
         self.con.register("_batch", pl.DataFrame(buf, schema_overrides=_overrides(table), strict=False))
         try:
-            self._insert_batch(table, file_id, list(buf))
+            self._insert_batch(table, file_id, family, list(buf))
         finally:
             self.con.unregister("_batch")
 
-    def _insert_batch(self, table: str, file_id: int, cols: list[str]) -> None:
+    def _insert_batch(self, table: str, file_id: int, family: str, cols: list[str]) -> None:
         if table == "samples":
             self.con.execute(
                 "INSERT INTO samples (ts, device, ifname, counter, metric, qualifier, value, file_id, line) "
                 "SELECT make_timestamp(d.ts // 1000), d.device, d.ifname, m.canonical, d.metric, "
-                "d.qualifier, d.value, ?, d.line FROM _batch d LEFT JOIN counter_map m ON d.metric = m.vendor_name",
-                [file_id])
+                "d.qualifier, d.value * coalesce(m.scale, 1), ?, d.line FROM _batch d "
+                "LEFT JOIN counter_map m ON m.family = ? AND d.metric = m.vendor_name",
+                [file_id, family])
             return
         quoted = ", ".join(f'"{c}"' for c in cols)
         select = ", ".join(f'make_timestamp("{c}" // 1000)' if c in _TS_COLUMNS else f'"{c}"' for c in cols)
@@ -134,7 +139,7 @@ class Store:
         self.con.execute("BEGIN")
         try:
             sink = Sink(
-                flush=lambda table, buf: self._insert(table, file_id, buf),
+                flush=lambda table, buf: self._insert(table, file_id, parser.family, buf),
                 addresses=self.address_map(),
                 ifmaps=self.ifmap_map(),
             )

@@ -183,4 +183,5 @@ def test_counter_map_rows_name_known_canonical_counters():
     known = canonical_counters()
     cmap = counter_map()
     assert all(m.canonical in known for m in cmap.values())
-    assert cmap["rx_bytes"].canonical == "rx_bytes"  # canonical names map to themselves
+    assert cmap[("normalized", "rx_bytes")].canonical == "rx_bytes"  # the store's own names
+    assert ("nic", "rx_bytes") not in cmap  # mlx5 software counter, not the port's bytes

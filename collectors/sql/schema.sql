@@ -23,13 +23,21 @@ CREATE TABLE IF NOT EXISTS rejects (
     file_id INTEGER, path VARCHAR, line BIGINT, reason VARCHAR, raw VARCHAR
 );
 
--- vendor counter name -> canonical counter (loaded from collectors/data/counter_map.csv)
-CREATE TABLE IF NOT EXISTS counter_map (
-    vendor_name VARCHAR PRIMARY KEY, canonical VARCHAR NOT NULL, kind VARCHAR NOT NULL,
-    scale DOUBLE NOT NULL, source VARCHAR, description VARCHAR
+-- canonical counters (collectors/data/canonical_counters.csv)
+CREATE TABLE IF NOT EXISTS counters (
+    counter VARCHAR PRIMARY KEY, kind VARCHAR NOT NULL, unit VARCHAR, description VARCHAR
 );
 
--- numeric samples, long form, vendor name kept; `counter` is the canonical name (NULL if unmapped)
+-- (parser family, vendor counter name) -> canonical counter (collectors/data/counter_map_*.csv)
+CREATE TABLE IF NOT EXISTS counter_map (
+    family VARCHAR NOT NULL, vendor_name VARCHAR NOT NULL, canonical VARCHAR NOT NULL,
+    kind VARCHAR NOT NULL, scale DOUBLE NOT NULL, source VARCHAR,
+    PRIMARY KEY (family, vendor_name)
+);
+
+-- numeric samples, long form. `metric` is the vendor name as received; `counter` the canonical
+-- name (NULL if unmapped); `value` is in the canonical unit (the map's scale applied, 1 for
+-- nearly every counter).
 CREATE TABLE IF NOT EXISTS samples (
     ts TIMESTAMP NOT NULL, device VARCHAR NOT NULL, ifname VARCHAR NOT NULL,
     counter VARCHAR, metric VARCHAR NOT NULL, qualifier VARCHAR NOT NULL,

@@ -1,14 +1,14 @@
 -- fabtwin store: views. Recreated on every write-open; names and columns are a public interface.
 
--- one rate per counter sample interval. A decrease is a wrap when the previous raw value was in
+-- one rate per counter sample interval (value is in canonical units). A decrease is a wrap when the previous raw value was in
 -- the top half of the 32-bit range and the series never exceeded 2^32 (or in the top half of the
 -- 64-bit range); any other decrease is a reset (reboot, clear counters): delta and rate are NULL
 -- and `reset` is true, so a reset never shows as a huge or negative rate.
 CREATE OR REPLACE VIEW counter_rates AS
 WITH s AS (
-    SELECT s.device, s.ifname, s.counter, s.qualifier, s.metric, s.ts, s.value, m.scale
-    FROM samples s JOIN counter_map m ON s.metric = m.vendor_name
-    WHERE m.kind = 'counter' AND s.value IS NOT NULL AND isfinite(s.value)
+    SELECT s.device, s.ifname, s.counter, s.qualifier, s.metric, s.ts, s.value
+    FROM samples s JOIN counters k ON s.counter = k.counter
+    WHERE k.kind = 'counter' AND s.value IS NOT NULL AND isfinite(s.value)
 ), d AS (
     SELECT *,
         lag(value) OVER w AS prev,
@@ -29,8 +29,8 @@ WITH s AS (
 SELECT device, ifname, counter, qualifier, metric,
     prev_ts AS ts_start, ts,
     epoch_us(ts - prev_ts) / 1e6 AS interval_s,
-    raw_delta * scale AS delta,
-    raw_delta * scale / (epoch_us(ts - prev_ts) / 1e6) AS rate,
+    raw_delta AS delta,
+    raw_delta / (epoch_us(ts - prev_ts) / 1e6) AS rate,
     value < prev AND raw_delta IS NOT NULL AS wrapped,
     raw_delta IS NULL AS reset
 FROM r;
@@ -53,10 +53,10 @@ GROUP BY ALL;
 
 -- the latest value of every gauge and state (speed, oper status, queue depth) per port
 CREATE OR REPLACE VIEW port_gauges AS
-SELECT s.device, s.ifname, m.canonical AS counter, s.qualifier,
-    arg_max(s.value * m.scale, s.ts) AS value, max(s.ts) AS ts
-FROM samples s JOIN counter_map m ON s.metric = m.vendor_name
-WHERE m.kind IN ('gauge', 'state')
+SELECT s.device, s.ifname, s.counter, s.qualifier,
+    arg_max(s.value, s.ts) AS value, max(s.ts) AS ts
+FROM samples s JOIN counters k ON s.counter = k.counter
+WHERE k.kind IN ('gauge', 'state')
 GROUP BY ALL;
 
 -- link state changes from events and oper-status samples, repeated states folded
@@ -66,11 +66,9 @@ WITH obs AS (
         'event' AS source
     FROM events WHERE kind IN ('link_up', 'link_down')
     UNION ALL
-    SELECT s.device, s.ifname, s.ts,
-        CASE WHEN s.value * m.scale = 1 THEN 'up' ELSE 'down' END AS state,
+    SELECT device, ifname, ts, CASE WHEN value = 1 THEN 'up' ELSE 'down' END AS state,
         'counter' AS source
-    FROM samples s JOIN counter_map m ON s.metric = m.vendor_name
-    WHERE m.canonical IN ('oper_status', 'link_up')
+    FROM samples WHERE counter IN ('oper_status', 'link_up')
 ), o AS (
     SELECT *, lag(state) OVER (PARTITION BY device, ifname ORDER BY ts, source) AS prev_state
     FROM obs
