@@ -508,7 +508,8 @@ def test_garbage_line_between_objects_loses_nothing(garbage):
 def test_counter_map_rows_are_known_and_scaled():
     known = canonical_counters()
     rows = {name: row for (family, name), row in counter_map().items() if family == "gnmi"}
-    assert len(rows) == 34 and all(r.canonical in known for r in rows.values())
+    assert len(rows) == 35 and all(r.canonical in known for r in rows.values())
+    assert rows["wjh-agg-count"].canonical == "wjh_drops"
     assert gnmi.PARSERS[0].family == gnmi.PARSERS[1].family == "gnmi"
     assert rows["port-speed"].canonical == "port_speed_bps" and rows["port-speed"].scale == 1e6
     assert rows["in-octets"].canonical == "rx_bytes"
