@@ -127,14 +127,14 @@ def ingest_bundle(
         if progress:
             progress(rel, done, total)
         sha = sha256_of(src.path)
-        status = store.known_sha(sha)
+        status = store.known_file(rel, sha)
         if parser is None:
             reason = "format not recognized by any parser"
             store.record_skipped(src, sha, reason, str(root))
             summary.files.append(FileResult(rel, "skipped", reason=reason))
         elif status == "loaded":
             summary.files.append(FileResult(rel, "unchanged", parser.name,
-                                            reason="same content already in the store"))
+                                            reason="this file with the same content is already in the store"))
         else:
             try:
                 summary.files.append(store.ingest_file(parser, src, sha, str(root)))

@@ -108,8 +108,14 @@ class Store:
             "SELECT host, ibdev, coalesce(port, 1), any_value(netdev) FROM ifmap GROUP BY ALL").fetchall()
         return {(h, i, p): n for h, i, p, n in rows}
 
-    def known_sha(self, sha: str) -> str | None:
-        row = self.con.execute("SELECT status FROM files WHERE sha256 = ? LIMIT 1", [sha]).fetchone()
+    def known_file(self, rel: str, sha: str) -> str | None:
+        """Status of a file already seen with this bundle path and content, else None.
+
+        The path is part of the key: the same bytes under another name can mean another device
+        (two hosts' identical `ibdev2netdev` output).
+        """
+        row = self.con.execute(
+            "SELECT status FROM files WHERE sha256 = ? AND path = ? LIMIT 1", [sha, rel]).fetchone()
         return row[0] if row else None
 
     # -- ingest -------------------------------------------------------------------------------
@@ -170,7 +176,7 @@ class Store:
 
     def record_skipped(self, src: SourceFile, sha: str, reason: str, bundle: str = "") -> None:
         """List a file no parser recognized (once per content)."""
-        if self.known_sha(sha):
+        if self.known_file(src.rel, sha):
             return
         self.con.execute(
             "INSERT INTO files (file_id, path, bundle, sha256, size_bytes, status, reason) "

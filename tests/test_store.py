@@ -185,3 +185,25 @@ def test_counter_map_rows_name_known_canonical_counters():
     assert all(m.canonical in known for m in cmap.values())
     assert cmap[("normalized", "rx_bytes")].canonical == "rx_bytes"  # the store's own names
     assert ("nic", "rx_bytes") not in cmap  # mlx5 software counter, not the port's bytes
+
+
+def test_same_bytes_under_another_path_is_another_file(store, write, tmp_path):
+    # two hosts with identical ibdev2netdev output: both must load, each for its own host
+    write("b/topology/gpu-node-0001/ibdev2netdev", "mlx5_0 port 1 ==> eth0 (Up)\n")
+    write("b/topology/gpu-node-0002/ibdev2netdev", "mlx5_0 port 1 ==> eth0 (Up)\n")
+    summary = ingest_bundle(store, tmp_path / "b")
+    assert [f.status for f in summary.files] == ["loaded", "loaded"]
+    assert store.con.execute("SELECT host FROM ifmap ORDER BY 1").fetchall() == [
+        ("gpu-node-0001",), ("gpu-node-0002",)]
+
+
+def test_port_rates_take_one_source_per_counter(store, write, tmp_path):
+    # the same host port reported by two tools: the rate must not double
+    write("b/a.csv", "ts,device,ifname,counter,value\n" + "".join(
+        f"{T0 + 10 * i},gpu-node-0001,eth0,rx_bytes,{1000 * i}\n" for i in range(3)))
+    write("b/nic/gpu-node-0001/eth0.ethtool", "".join(
+        f"{T0 + 10 * i + 1}.0\nNIC statistics:\n     rx_bytes_phy: {1000 * i}\n" for i in range(2)))
+    ingest_bundle(store, tmp_path / "b")
+    assert store.con.execute("SELECT count(DISTINCT metric) FROM samples").fetchone()[0] == 2
+    rows = store.con.execute("SELECT rx_bytes_per_s FROM port_rates WHERE rx_bytes_per_s IS NOT NULL").fetchall()
+    assert rows and all(r == (100.0,) for r in rows)

@@ -35,7 +35,19 @@ SELECT device, ifname, counter, qualifier, metric,
     raw_delta IS NULL AS reset
 FROM r;
 
--- per-port rates, one row per port and sample time (queues and priorities summed)
+-- one source per port and counter: a host may report its bytes through node_exporter, ethtool
+-- and RDMA counters at once; the metric with the most samples wins (ties: alphabetical)
+CREATE OR REPLACE VIEW preferred_metrics AS
+SELECT device, ifname, counter, qualifier, metric
+FROM (
+    SELECT device, ifname, counter, qualifier, metric, count(*) AS n
+    FROM samples WHERE counter IS NOT NULL
+    GROUP BY device, ifname, counter, qualifier, metric
+)
+QUALIFY row_number() OVER (PARTITION BY device, ifname, counter, qualifier ORDER BY n DESC, metric) = 1;
+
+-- per-port rates, one row per port and sample time (queues and priorities summed, one source
+-- per counter: see preferred_metrics)
 CREATE OR REPLACE VIEW port_rates AS
 SELECT device, ifname, ts, max(interval_s) AS interval_s,
     sum(rate) FILTER (WHERE counter = 'rx_bytes')     AS rx_bytes_per_s,
@@ -48,7 +60,7 @@ SELECT device, ifname, ts, max(interval_s) AS interval_s,
     sum(rate) FILTER (WHERE counter IN ('rx_discards', 'tx_discards', 'no_buffer_drops', 'wred_drops')) AS discards_per_s,
     sum(rate) FILTER (WHERE counter IN ('rx_errors', 'tx_errors', 'rx_fcs_errors', 'symbol_errors')) AS errors_per_s,
     bool_or(reset) AS reset
-FROM counter_rates
+FROM counter_rates JOIN preferred_metrics USING (device, ifname, counter, qualifier, metric)
 GROUP BY ALL;
 
 -- the latest value of every gauge and state (speed, oper status, queue depth) per port
@@ -96,7 +108,7 @@ SELECT least(a, b) || '--' || greatest(a, b) AS link_id,
 FROM ends GROUP BY ALL;
 
 CREATE OR REPLACE VIEW devices AS
-SELECT device, min(first_seen) AS first_seen, max(last_seen) AS last_seen, sum(n) AS samples
+SELECT device, min(first_seen) AS first_seen, max(last_seen) AS last_seen, sum(n)::BIGINT AS samples
 FROM (
     SELECT device, min(ts) AS first_seen, max(ts) AS last_seen, count(*) AS n FROM samples GROUP BY 1
     UNION ALL SELECT device, min(ts), max(ts), 0 FROM events GROUP BY 1

@@ -1,0 +1,531 @@
+"""Prometheus text exposition / OpenMetrics: grammar edge cases, time lines, devices, writers."""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from pathlib import Path
+
+import pytest
+from conftest import run_parser
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from collectors import prom
+from collectors.prom import NO_DEVICE, NO_TIMESTAMP, PromTextParser
+from collectors.registry import recognize
+from collectors.schema import canonical_counters, counter_map
+from collectors.source import Manifest, Sink
+from collectors.timeparse import TimeError, parse_epoch, parse_iso
+
+MS = 1_000_000
+T_LINE = "2026-11-30T07:12:13,123456789+00:00"
+T_NS = 1_796_022_733_123_456_789
+EXACT = PromTextParser(vectorized=False)
+
+
+def parse(path: Path, rel: str | None = None, sink: Sink | None = None,
+          parser: PromTextParser | None = None) -> tuple[Sink, list[dict]]:
+    found, sink = run_parser(path, rel=rel, sink=sink, parser=parser)
+    assert found is not None and found.name == "prom_text"
+    rows = sorted(sink.collected("samples"), key=lambda r: (r["line"], r["metric"]))
+    return sink, rows
+
+
+def one(rows: list[dict], metric: str, **where) -> dict:
+    found = [r for r in rows if r["metric"] == metric
+             and all(r[k] == v for k, v in where.items())]
+    assert len(found) == 1, (metric, where, found)
+    return found[0]
+
+
+def record_lines(path: Path) -> int:
+    """Lines that are records: not blank, not comments, not valid timestamp lines."""
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        text = fh.read()
+    lines = text.split("\n")
+    if text.endswith("\n") or not text:
+        lines = lines[:-1]
+    n = 0
+    for line in lines:
+        if re.fullmatch(r"[ \t]*(?:#.*)?", line, re.S):
+            continue
+        if re.fullmatch(prom._TSLINE, line):
+            t = line.strip(" \t")
+            try:
+                ns = parse_epoch(t) if re.fullmatch(r"[0-9.]+", t) else parse_iso(t)
+                if abs(ns) < 2**63:
+                    continue
+            except TimeError:
+                pass
+        n += 1
+    return n
+
+
+# -- the spec example and the grammar ---------------------------------------------------------
+SPEC = """\
+# HELP http_requests_total The total number of HTTP requests.
+# TYPE http_requests_total counter
+http_requests_total{method="post",code="200"} 1027 1395066363000
+http_requests_total{method="post",code="400"}    3 1395066363000
+
+# Escaping in label values:
+msdos_file_access_time_seconds{path="C:\\\\DIR\\\\FILE.TXT",error="Cannot find file:\\n\\"FILE.TXT\\""} 1.458255915e9
+
+# Minimalistic line:
+metric_without_timestamp_and_labels 12.47
+
+# A weird metric from before the epoch:
+something_weird{problem="division by zero"} +Inf -3982045
+
+# A histogram, which has a pretty complex representation in the text format:
+# HELP http_request_duration_seconds A histogram of the request duration.
+# TYPE http_request_duration_seconds histogram
+http_request_duration_seconds_bucket{le="0.05"} 24054
+http_request_duration_seconds_bucket{le="+Inf"} 144320
+http_request_duration_seconds_sum 53423
+http_request_duration_seconds_count 144320
+"""
+
+
+@pytest.mark.parametrize("parser", [None, EXACT], ids=["vectorized", "exact"])
+def test_spec_example_with_a_time_line(write, parser):
+    path = write("prom/leaf-01.prom", T_LINE + "\n" + SPEC)
+    sink, rows = parse(path, "prom/leaf-01.prom", parser=parser)
+    assert (sink.loaded, sink.rejected, len(rows)) == (9, 0, 9)
+    assert {r["device"] for r in rows} == {"leaf-01"}
+    r = one(rows, "http_requests_total", qualifier="code=200,method=post")
+    assert (r["value"], r["ts"], r["line"]) == (1027.0, 1395066363000 * MS, 4)
+    r = one(rows, "http_requests_total", qualifier="code=400,method=post")
+    assert (r["value"], r["line"]) == (3.0, 5)  # padding before the value
+    r = one(rows, "msdos_file_access_time_seconds")
+    assert r["qualifier"] == 'error=Cannot find file:\n"FILE.TXT",path=C:\\DIR\\FILE.TXT'
+    assert (r["value"], r["ts"], r["line"]) == (1.458255915e9, T_NS, 8)
+    r = one(rows, "metric_without_timestamp_and_labels")
+    assert (r["value"], r["ts"], r["qualifier"], r["ifname"]) == (12.47, T_NS, "", "")
+    r = one(rows, "something_weird")
+    assert r["value"] == math.inf and r["ts"] == -3982045 * MS
+    assert one(rows, "http_request_duration_seconds_bucket", qualifier="le=+Inf")["value"] == 144320
+    assert one(rows, "http_request_duration_seconds_sum")["value"] == 53423
+
+
+def test_label_set_variants(write):
+    text = (T_LINE + "\n"
+            'a{x="1", y="2"} 1\n'          # space after a comma
+            'b{x="1",y="2",} 2\n'          # trailing comma
+            'c{ x = "1" ,y="2" } 3\n'      # spaces everywhere
+            "d{} 4\n"                      # empty label set
+            'e{x="a}b",y="{"} 5\n'         # braces inside values
+            'f{x="tab\\there"}\t6\t1000\n'  # unknown escape kept, tabs as separators
+            '  g{x="1"} 7\n'               # leading blanks
+            'h{x="1"} NaN\n'
+            'i{x="1"} -Inf\n'
+            'j{x="1"} 1.5E+3 1000 # {trace_id="abc"} 1.0 1000\n')  # an exemplar
+    path = write("prom/leaf-01.prom", text)
+    sink, rows = parse(path)
+    assert sink.rejected == 0, sink.rejects
+    q = {r["metric"]: (r["qualifier"], r["value"]) for r in rows}
+    assert q["a"][0] == q["b"][0] == q["c"][0] == "x=1,y=2"
+    assert [q[m][1] for m in "abcdeg"] == [1, 2, 3, 4, 5, 7]
+    assert q["d"] == ("", 4)
+    assert q["e"] == ("x=a}b,y={", 5)
+    assert q["f"] == ("x=tab\\there", 6)
+    assert math.isnan(q["h"][1]) and q["i"][1] == -math.inf
+    assert one(rows, "j")["value"] == 1500 and one(rows, "j")["ts"] == 1000 * MS
+
+
+@pytest.mark.parametrize(("line", "reason"), [
+    ('x{a="1"} abc', "value 'abc' is not a number"),
+    ('x{a="1" 5', "expected ',' or '}' in the label set"),
+    ('x{a="1} 5', "malformed label at column 3"),
+    ('x{a="1"', "label set is not closed"),
+    ('x{a="1",a="2"} 5', "duplicate label 'a'"),
+    ('x{a=1} 5', "malformed label"),
+    ("x 1 2 3", "expected `name{labels} value [timestamp]`"),
+    ("x 1 12ab", "timestamp '12ab' is not a number"),
+    ("5x 1", "not a sample line"),
+    ("x", "expected `name{labels} value [timestamp]`"),
+])
+@pytest.mark.parametrize("parser", [None, EXACT], ids=["vectorized", "exact"])
+def test_malformed_lines_are_rejected_with_a_reason(write, line, reason, parser):
+    path = write("prom/leaf-01.prom", f"{T_LINE}\n# TYPE x gauge\nok 1\n{line}\nok 2\n")
+    sink, rows = parse(path, parser=parser)
+    assert [r["value"] for r in rows] == [1.0, 2.0]
+    assert sink.loaded == 2 and sink.rejected == 1
+    ln, why, raw = sink.rejects[0]
+    assert (ln, raw) == (4, line) and reason in why
+
+
+# -- timestamps ---------------------------------------------------------------------------------
+def test_scrapes_framed_by_time_lines(write):
+    text = ("up{instance=\"leaf-01:9100\"} 0\n"          # before any time line: no timestamp
+            "2026-11-30T07:12:13,123456789+00:00\n"      # date -Ins
+            "up{instance=\"leaf-01:9100\"} 1\n"
+            "up{instance=\"leaf-01:9100\"} 2 1000\n"     # its own timestamp wins
+            "2026-11-30T07:12:23+00:00\n"                # date -Iseconds
+            "\n# HELP up x\n"
+            "up{instance=\"leaf-01:9100\"} 3\n"
+            "1796022743.5\n"                             # date +%s.%N
+            "up{instance=\"leaf-01:9100\"} 4\n"
+            "2026-13-45T07:12:23+00:00\n"                # not a time: rejected, and so is ...
+            "up{instance=\"leaf-01:9100\"} 5\n")         # ... what follows it
+    path = write("prom/scrapes.prom", text)
+    sink, rows = parse(path)
+    got = [(r["line"], r["value"], r["ts"]) for r in rows]
+    assert got == [(3, 1.0, T_NS), (4, 2.0, 1000 * MS), (8, 3.0, 1_796_022_743 * 10**9),
+                   (10, 4.0, 1_796_022_743_500_000_000)]
+    assert {r["device"] for r in rows} == {"leaf-01"}
+    assert [(ln, why) for ln, why, _ in sink.rejects] == [
+        (1, NO_TIMESTAMP), (11, "timestamp line '2026-13-45T07:12:23+00:00' is not a valid time"),
+        (12, NO_TIMESTAMP)]
+    assert sink.loaded + sink.rejected == record_lines(path) == 7
+
+
+def test_time_lines_carry_across_blocks(write, monkeypatch):
+    """Tiny blocks: time lines, line numbers and series survive block boundaries."""
+    scrapes = []
+    for i in range(5):
+        scrapes.append(f"2026-11-30T07:12:{10 + i:02d}+00:00")
+        scrapes += [f'm{{host="h{j}",interface="swp{j}"}} {i * 10 + j}' for j in range(7)]
+    path = write("prom/s.prom", "\n".join(scrapes) + "\n")
+    _, whole = parse(path)
+    monkeypatch.setattr(prom, "BLOCK_CHARS", 50)
+    sink, small = parse(path)
+    assert sink.loaded == 35 and sink.rejected == 0
+    assert small == whole
+    r = one(small, "m", device="h3", value=23.0)
+    assert r["line"] == 21 and r["ts"] == parse_iso("2026-11-30T07:12:12Z")
+
+
+def test_openmetrics_seconds_timestamps(write):
+    text = ("# TYPE acme_http_router_request_seconds summary\n"
+            "# UNIT acme_http_router_request_seconds seconds\n"
+            'acme_http_router_request_seconds_sum{path="/api/v1",method="GET"} 9036.32 1520879607.789\n'
+            'acme_http_router_request_seconds_count{path="/api/v1",method="GET"} 807283 1520879607\n'
+            "# EOF\n")
+    path = write("prom/router-1.om", text)
+    sink, rows = parse(path)
+    assert [(r["value"], r["ts"]) for r in rows] == [
+        (9036.32, 1_520_879_607_789_000_000), (807283.0, 1_520_879_607 * 10**9)]
+    assert sink.rejected == 0 and rows[0]["device"] == "router-1"
+
+
+def test_raw_scrape_without_any_timestamp_is_rejected_clearly(write):
+    path = write("prom/leaf-01.prom", "# TYPE up gauge\nup 1\nup{job=\"x\"} 1\n")
+    sink, rows = parse(path)
+    assert rows == [] and sink.loaded == 0
+    assert [(ln, why) for ln, why, _ in sink.rejects] == [(2, NO_TIMESTAMP), (3, NO_TIMESTAMP)]
+    assert "date -Ins" in NO_TIMESTAMP
+
+
+# -- devices, interfaces, qualifiers --------------------------------------------------------------
+def test_otel_namespace_prefix_is_stripped_and_mapped(write):
+    text = (f"{T_LINE}\n"
+            'cumulus_nvswitch_interface_if_in_octets{host_name="leaf-p0-03",interface="swp17",'
+            'job="otel"} 1.2e+10\n'
+            'nvswitch_interface_tc_tx_ecn_marked_tc{host_name="leaf-p0-03",interface="swp17",'
+            'traffic_class="3"} 5\n'
+            'nvswitch_interface_sp_rx_pause{host_name="leaf-p0-03",interface="swp17",'
+            'switch_priority="3"} 7\n')
+    _, rows = parse(write("prom/otel.prom", text))
+    r = one(rows, "nvswitch_interface_if_in_octets")
+    assert (r["device"], r["ifname"], r["qualifier"], r["value"]) == (
+        "leaf-p0-03", "swp17", "", 1.2e10)
+    assert one(rows, "nvswitch_interface_tc_tx_ecn_marked_tc")["qualifier"] == "queue=3"
+    assert one(rows, "nvswitch_interface_sp_rx_pause")["qualifier"] == "priority=3"
+    cmap = counter_map()
+    assert cmap[("prom", "nvswitch_interface_if_in_octets")].canonical == "rx_bytes"
+    assert cmap[("prom", "nvswitch_interface_tc_tx_ecn_marked_tc")].canonical == "ecn_marked"
+
+
+def test_device_labels_and_their_precedence(write):
+    text = (f"{T_LINE}\n"
+            'a{instance="gpu-node-0042:9100",job="node"} 1\n'     # port stripped, job consumed
+            'b{instance="collector:9804",source="leaf-01"} 2\n'   # gnmic behind a collector
+            'c{instance="10.0.0.7:9400",Hostname="gpu-node-7"} 3\n'  # DCGM in Kubernetes
+            'd{instance="10.0.0.9:9100"} 4\n'                     # mapped management address
+            'e{instance="10.0.0.8:9100"} 5\n'                     # unmapped: the file's host
+            'f{node="gpu-node-5",host=""} 6\n'                    # empty label = absent
+            '{"g",source="leaf-02","port-id"="1/1/c1/1"} 7\n')     # UTF-8 names (quoted)
+    sink = Sink(addresses={"10.0.0.9": "leaf-09"})
+    _, rows = parse(write("prom/fed.prom", text), sink=sink)
+    assert {r["metric"]: r["device"] for r in rows} == {
+        "a": "gpu-node-0042", "b": "leaf-01", "c": "gpu-node-7", "d": "leaf-09", "e": "fed",
+        "f": "gpu-node-5", "g": "leaf-02"}
+    assert one(rows, "g")["ifname"] == "1/1/c1/1"
+    assert one(rows, "b")["qualifier"] == ""  # instance is consumed even when not used
+
+
+def test_no_device_anywhere_is_rejected(write):
+    path = write("x/10.1.2.3.txt", f"{T_LINE}\n# TYPE up gauge\nup{{job=\"x\"}} 1\n")
+    sink = Sink()
+    PromTextParser().parse(prom.SourceFile(path, "x/10.1.2.3.txt", Manifest()), sink)
+    assert sink.loaded == 0 and [r[1] for r in sink.rejects] == [NO_DEVICE]
+
+
+def test_node_exporter_device_label_depends_on_the_family(write):
+    text = (f"{T_LINE}\n"
+            'node_network_receive_bytes_total{device="eth2",instance="gpu-node-1:9100"} 10\n'
+            'node_ethtool_received_prio3_pause{device="eth2",instance="gpu-node-1:9100"} 11\n'
+            'node_infiniband_port_data_received_bytes_total{device="mlx5_2",port="1",'
+            'instance="gpu-node-1:9100"} 12\n'
+            'node_infiniband_port_data_received_bytes_total{device="mlx4_0",port="2",'
+            'instance="gpu-node-1:9100"} 13\n'
+            'node_disk_read_bytes_total{device="nvme0n1",instance="gpu-node-1:9100"} 14\n'
+            'DCGM_FI_DEV_SM_CLOCK{gpu="0",device="nvidia0",Hostname="gpu-node-1"} 15\n')
+    sink = Sink(ifmaps={("gpu-node-1", "mlx5_2", 1): "eth2"})
+    _, rows = parse(write("prom/n.prom", text), sink=sink)
+    got = {(r["metric"], r["value"]): (r["device"], r["ifname"], r["qualifier"]) for r in rows}
+    assert got == {
+        ("node_network_receive_bytes_total", 10): ("gpu-node-1", "eth2", ""),
+        ("node_ethtool_received_prio3_pause", 11): ("gpu-node-1", "eth2", "priority=3"),
+        ("node_infiniband_port_data_received_bytes_total", 12): ("gpu-node-1", "eth2", ""),
+        ("node_infiniband_port_data_received_bytes_total", 13): ("gpu-node-1", "mlx4_0/2", ""),
+        ("node_disk_read_bytes_total", 14): ("gpu-node-1", "", "device=nvme0n1"),
+        ("DCGM_FI_DEV_SM_CLOCK", 15): ("gpu-node-1", "", "device=nvidia0,gpu=0"),
+    }
+
+
+def test_gzip_and_crlf(write):
+    text = f"{T_LINE}\r\n# TYPE up gauge\r\nup{{host=\"leaf-1\"}} 1\r\nup{{host=\"leaf-2\"}} 2\r\n"
+    sink, rows = parse(write("prom/a.prom.gz", text, gz=True))
+    assert [(r["device"], r["value"], r["line"]) for r in rows] == [
+        ("leaf-1", 1.0, 3), ("leaf-2", 2.0, 4)]
+
+
+# -- recognition ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("text", [
+    "Mon Nov 30 07:12:13 UTC 2026\nNIC statistics:\n     rx_packets: 1\n     rx_bytes_phy: 2\n",
+    f"{T_LINE}\nNIC statistics:\n     rx_prio3_pause: 5\n",
+    "link mlx5_0/1 rx_write_requests 0 rx_read_requests 0 out_of_buffer 135\n",
+    "/sys/class/infiniband/mlx5_2/ports/1/hw_counters/np_cnp_sent:0\n",
+    "mlx5_0 port 1 ==> eth2 (Up)\nmlx5_1 port 1 ==> eth3 (Down)\n",
+    "<13>Feb  6 09:42:36 leaf-01 switchd[1]: swp1: carrier down\n",
+    "JobID|Account|Start|End|NodeList\n42|t|2026-01-01T00:00:00|Unknown|gpu-node-[01-02]\n",
+    '{"source": "leaf-01", "timestamp": 1, "updates": []}\n',
+    "np_cnp_sent 0\nrp_cnp_handled 5\n",  # name/value pairs alone are not Prometheus
+])
+def test_other_formats_are_not_claimed(text):
+    assert not PromTextParser().sniff(text, "nic/gpu-node-01/eth2.ethtool")
+
+
+@pytest.mark.parametrize("text", [
+    "# HELP up x\n# TYPE up gauge\nup 1\n",
+    f"{T_LINE}\nnvswitch_interface_if_in_octets{{interface=\"swp1\"}} 12\n",
+    'up{instance="a:9100",job="node"} 1 1700000000000\n',
+])
+def test_prometheus_text_is_recognized(text):
+    assert PromTextParser().sniff(text, "x/anything.txt")
+
+
+def test_sniff_never_claims_other_real_samples(real_samples):
+    from collectors.ingest import head_of
+    for path in sorted(real_samples.rglob("*")):
+        rel = path.relative_to(real_samples).as_posix()
+        if path.is_file() and not rel.startswith("prom/") and rel != "SOURCES.md":
+            assert not PromTextParser().sniff(head_of(path), rel), rel
+
+
+# -- the real samples -----------------------------------------------------------------------------
+REAL = ("dcgm-exporter-readme.prom", "gnmic-prometheus-output-srl-mgmt0.prom",
+        "node_exporter-e2e-infiniband-block.prom", "node_exporter-e2e-network-block.prom",
+        "node_exporter-ethtool-test-expected.prom", "prometheus-exposition-spec-example.prom")
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_real_samples_as_published_are_rejected_for_lack_of_timestamps(real_samples, name):
+    path = real_samples / "prom" / name
+    parser = recognize(path.read_text()[:16384], f"prom/{name}")
+    assert parser is not None and parser.name == "prom_text"
+    sink, rows = parse(path, f"prom/{name}")
+    records = record_lines(path)
+    assert sink.loaded + sink.rejected == records > 0
+    # only the spec example has samples with their own timestamps
+    stamped = {"prometheus-exposition-spec-example.prom": 3}.get(name, 0)
+    assert sink.loaded == len(rows) == stamped
+    assert {why for _, why, _ in sink.rejects} == {NO_TIMESTAMP}
+
+
+def stamped_copy(real_samples: Path, name: str, tmp_path: Path, host: str = "gpu-node-01") -> Path:
+    out = tmp_path / "prom" / f"{host}.prom"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(T_LINE + "\n" + (real_samples / "prom" / name).read_text())
+    return out
+
+
+def real(real_samples, name, tmp_path, sink=None):
+    path = stamped_copy(real_samples, name, tmp_path)
+    sink, rows = parse(path, "prom/gpu-node-01.prom", sink=sink)
+    assert sink.rejected == 0, sink.rejects[:3]
+    assert sink.loaded == len(rows) == record_lines(path)
+    return rows
+
+
+def test_real_dcgm(real_samples, tmp_path):
+    rows = real(real_samples, "dcgm-exporter-readme.prom", tmp_path)
+    q = "UUID=GPU-604ac76c-d9cf-fef3-62e9-d92044ab6e52,gpu=0"  # space after comma, empty labels
+    assert one(rows, "DCGM_FI_DEV_SM_CLOCK", qualifier=q)["value"] == 139
+    assert one(rows, "DCGM_FI_DEV_MEM_CLOCK", qualifier=q)["value"] == 405
+    # DCGM's blank sentinel is kept as the number it is, not interpreted
+    assert one(rows, "DCGM_FI_DEV_MEMORY_TEMP")["value"] == float(9223372036854775794)
+    assert {r["ts"] for r in rows} == {T_NS} and {r["device"] for r in rows} == {"gpu-node-01"}
+
+
+def test_real_gnmic(real_samples, tmp_path):
+    rows = real(real_samples, "gnmic-prometheus-output-srl-mgmt0.prom", tmp_path)
+    assert len(rows) == 18
+    assert {(r["device"], r["ifname"], r["qualifier"]) for r in rows} == {
+        ("clab-traps-srl1", "mgmt0", "subscription_name=sub1")}  # label order does not matter
+    v = {r["metric"]: r["value"] for r in rows}
+    assert (v["gnmic_in_octets"], v["gnmic_out_octets"]) == (35284165, 219527024)
+    assert (v["gnmic_in_error_packets"], v["gnmic_carrier_transitions"]) == (128, 1)
+    assert counter_map()[("prom", "gnmic_in_octets")].canonical == "rx_bytes"
+
+
+def test_real_infiniband(real_samples, tmp_path):
+    sink = Sink(ifmaps={("gpu-node-01", "mlx4_0", 1): "ib0"})
+    rows = real(real_samples, "node_exporter-e2e-infiniband-block.prom", tmp_path, sink)
+    rx = "node_infiniband_port_data_received_bytes_total"
+    assert one(rows, rx, ifname="ib0")["value"] == 18527668  # 1.8527668e+07
+    assert one(rows, rx, ifname="mlx4_0/2")["value"] == 0
+    assert one(rows, "node_infiniband_link_downed_total", ifname="ib0")["value"] == 0
+    assert one(rows, "node_infiniband_port_discards_transmitted_total")["value"] == 5
+    assert one(rows, "node_infiniband_port_transmit_wait_total")["value"] == 4294967295
+    assert one(rows, "node_infiniband_state_id", ifname="i40iw0")["value"] == 4
+    assert one(rows, "node_infiniband_physical_state_id", ifname="ib0")["value"] == 5
+    info = one(rows, "node_infiniband_info", ifname="ib0")
+    assert info["value"] == 1 and "hca_type=MT4099" in info["qualifier"]
+
+
+def test_real_network(real_samples, tmp_path):
+    rows = real(real_samples, "node_exporter-e2e-network-block.prom", tmp_path)
+    eth0 = {r["metric"]: r for r in rows if r["ifname"] == "eth0"}
+    assert eth0["node_network_carrier_changes_total"]["value"] == 2
+    assert eth0["node_network_carrier_down_changes_total"]["value"] == 1
+    assert eth0["node_network_carrier_up_changes_total"]["value"] == 1
+    assert eth0["node_network_up"]["value"] == 1
+    assert eth0["node_network_speed_bytes"]["value"] == 1.25e8
+    assert "operstate=up" in eth0["node_network_info"]["qualifier"]
+    # HELP/TYPE without samples: nothing, and no reject
+    assert not [r for r in rows if r["metric"] == "node_network_receive_bytes_total"]
+    assert counter_map()[("prom", "node_network_speed_bytes")].scale == 8
+
+
+def test_real_ethtool(real_samples, tmp_path):
+    rows = real(real_samples, "node_exporter-ethtool-test-expected.prom", tmp_path)
+    v = {r["metric"]: r["value"] for r in rows}
+    assert {r["ifname"] for r in rows} == {"eth0"}
+    assert v["node_ethtool_received_packets_total"] == 1260062
+    assert v["node_ethtool_transmitted_packets_total"] == 961500
+    assert v["node_ethtool_port_received_dropped"] == 12028
+    assert v["node_ethtool_received_missed"] == 401
+    assert "driver=e1000e" in one(rows, "node_ethtool_info")["qualifier"]
+
+
+def test_real_spec_example(real_samples, tmp_path):
+    rows = real(real_samples, "prometheus-exposition-spec-example.prom", tmp_path)
+    assert len(rows) == 20
+    assert one(rows, "http_requests_total", qualifier="code=400,method=post")["value"] == 3
+    weird = one(rows, "something_weird")
+    assert (weird["value"], weird["ts"]) == (math.inf, -3982045 * MS)
+    quant = one(rows, "telemetry_requests_metrics_latency_microseconds", qualifier="quantile=0.99")
+    assert quant["value"] == 76656 and quant["ts"] == T_NS
+    assert one(rows, "telemetry_requests_metrics_latency_microseconds_sum")["value"] == 1.7560473e7
+
+
+# -- counter map ----------------------------------------------------------------------------------
+def test_counter_map_rows_are_known_canonicals():
+    known = canonical_counters()
+    ours = {k[1]: m for k, m in counter_map().items() if k[0] == "prom"}
+    assert len(ours) >= 80 and all(m.canonical in known for m in ours.values())
+    assert ours["node_ethtool_received_bytes_phy"].canonical == "rx_bytes"
+    assert ours["node_ethtool_transmitted_prio3_pause"].canonical == "tx_pause"
+    assert ours["node_ethtool_received_pcs_symbol_err_phy"].canonical == "symbol_errors"
+    assert ours["nvswitch_interface_oper_aggregate_speed"].canonical == "port_speed_bps"
+
+
+# -- writers --------------------------------------------------------------------------------------
+SAMPLES = [
+    {"ts": T_NS, "device": "leaf-01", "ifname": "swp1", "metric": "nvswitch_interface_if_in_octets",
+     "value": 123456789012.0, "qualifier": ""},
+    {"ts": T_NS, "device": "leaf-01", "ifname": "swp1", "metric": "nvswitch_interface_sp_rx_pause",
+     "value": 7.0, "qualifier": "priority=3"},
+    {"ts": T_NS, "device": "leaf-01", "ifname": "", "metric": "weird_gauge",
+     "value": math.inf, "qualifier": 'note=a "quoted" \\ back\nslash'},
+    {"ts": T_NS + 10**10, "device": "leaf-01", "ifname": "swp1",
+     "metric": "nvswitch_interface_if_in_octets", "value": 0.25, "qualifier": ""},
+    {"ts": T_NS, "device": "gpu-node-1", "ifname": "eth2", "metric": "node_network_up",
+     "value": 1.0, "qualifier": ""},
+    {"ts": T_NS, "device": "gpu-node-1", "ifname": "eth2",
+     "metric": "node_ethtool_received_prio3_pause", "value": -0.5, "qualifier": "priority=3"},
+    {"ts": T_NS, "device": "gpu-node-1", "ifname": "mlx4_0/2",
+     "metric": "node_infiniband_port_data_received_bytes_total", "value": 5e-324, "qualifier": ""},
+]
+
+
+def key(r: dict) -> tuple:
+    return (r["ts"], r["device"], r["ifname"], r["metric"], r["qualifier"], r["value"])
+
+
+def test_write_exposition_round_trip(write):
+    buf = io.StringIO()
+    assert prom.write_exposition(SAMPLES, buf) == len(SAMPLES)
+    text = buf.getvalue()
+    assert text.count("# TYPE nvswitch_interface_if_in_octets counter\n") == 1
+    assert 'node_network_up{instance="gpu-node-1",device="eth2"} 1 ' in text
+    sink, rows = parse(write("prom/fed.prom", text))
+    assert sink.rejected == 0
+    want = [dict(s, ts=s["ts"] // MS * MS) for s in SAMPLES]  # ms on the wire
+    assert sorted(map(key, rows)) == sorted(map(key, want))
+
+
+def test_write_scrapes_round_trip(write):
+    buf = io.StringIO()
+    prom.write_scrapes(SAMPLES, buf)
+    text = buf.getvalue()
+    assert text.startswith(T_LINE + "\n")
+    sink, rows = parse(write("prom/scrapes.prom", text))
+    assert sink.rejected == 0
+    assert sorted(map(key, rows)) == sorted(map(key, SAMPLES))
+
+
+# -- properties ----------------------------------------------------------------------------------
+VALID = (T_LINE + "\n" + SPEC + "1796022743.5\n"
+         'nvswitch_interface_if_in_octets{host="leaf-1",interface="swp1"} 5\n')
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.one_of(st.text(max_size=400), st.binary(max_size=400).map(lambda b: b.decode("latin-1")),
+                 st.integers(0, len(VALID)).map(lambda n: VALID[:n])))
+def test_any_text_never_raises_and_keeps_accounting(tmp_path_factory, text):
+    path = tmp_path_factory.mktemp("p") / "leaf-01.prom"
+    path.write_bytes(text.encode("utf-8", "surrogatepass"))
+    sink = Sink()
+    PromTextParser().parse(prom.SourceFile(path, "prom/leaf-01.prom", Manifest()), sink)
+    assert sink.loaded + sink.rejected == record_lines(path)
+    assert sink.loaded == len(sink.collected("samples"))
+    assert sink.rejected == len(sink.rejects)
+
+
+LINE_PARTS = st.lists(st.sampled_from([
+    "m", "m_2", ":m", "é", "{", "}", "{}", '{a="1"}', '{a="x y"}', '{a="}"}', '{a="\\""}',
+    '{a="é",b="2",}', '{"u.tf8",a="1"}', " ", "  ", "\t", "1", "-2.5e3", "+Inf", "NaN", "x",
+    "1395066363000", "-3982045", "1.5", " # {t=\"1\"} 2", "#", "\"", "=", ","]), max_size=8)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.one_of(LINE_PARTS.map("".join), st.sampled_from(
+    [T_LINE, "1796022743.5", "2026-13-45T07:12:23+00:00", "11395066363000", "# HELP m x", ""])),
+    max_size=12))
+def test_vectorized_and_exact_parsers_agree(tmp_path_factory, lines):
+    path = tmp_path_factory.mktemp("v") / "leaf-01.prom"
+    path.write_text("\n".join(lines) + "\n")
+    results = []
+    for parser in (PromTextParser(), EXACT):
+        sink = Sink()
+        parser.parse(prom.SourceFile(path, "prom/leaf-01.prom", Manifest()), sink)
+        rows = sorted((r["line"], r["metric"], r["qualifier"], repr(r["value"]), r["ts"])
+                      for r in sink.collected("samples"))
+        results.append((rows, sorted(sink.rejects)))
+    assert results[0] == results[1]
