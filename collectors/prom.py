@@ -263,6 +263,9 @@ class _FileState:
         self.met: list[str] = []
         self.qual: list[str] = []
         self.reason: list[str | None] = []
+        # vectorized key -> series id, per key kind (braced or bare), grown as keys appear
+        self.known = {kind: pl.DataFrame(schema={"key": pl.String, "id": pl.Int64})
+                      for kind in (True, False)}
 
     def series_id(self, key: object, name: str, labels: list[tuple[str, str]]) -> int:
         sid = self.ids.get(key)
@@ -420,10 +423,12 @@ def _with_ids(st: _FileState, frame: pl.DataFrame, braced: bool) -> pl.DataFrame
     """Add the series id of each candidate row's key (-1: let the exact parser look)."""
     if frame.height == 0:
         return frame.with_columns(pl.lit(0, dtype=pl.Int64).alias("id"))
-    keys = frame["key"].unique()
-    ids = pl.Series([st.key_id(k, braced) for k in keys.to_list()], dtype=pl.Int64)
-    return frame.with_columns(pl.col("key").replace_strict(keys, ids, return_dtype=pl.Int64)
-                              .alias("id"))
+    known = st.known[braced]
+    missing = frame.select(pl.col("key").unique()).join(known, on="key", how="anti")["key"]
+    if missing.len():
+        ids = pl.Series([st.key_id(k, braced) for k in missing.to_list()], dtype=pl.Int64)
+        known = st.known[braced] = pl.concat([known, pl.DataFrame({"key": missing, "id": ids})])
+    return frame.join(known, on="key", how="left", maintain_order="left")
 
 
 def _candidates(st: _FileState, df: pl.DataFrame) -> pl.DataFrame:
@@ -495,8 +500,20 @@ def _fast_rows(st: _FileState, fast: pl.DataFrame, rejects: list, df: pl.DataFra
             no_ts = tsns is None or tsns == _BAD_TS
             rejects.append((ln, NO_TIMESTAMP if no_ts else st.reason[sid], raw))
         fast = fast.filter(~bad)
-    _push(st, fast["id"].to_list(), fast["tsns"].to_list(), fast["value"].to_list(),
-          fast["ln"].to_list())
+    _push_frame(st, fast)
+
+
+def _push_frame(st: _FileState, fast: pl.DataFrame) -> None:
+    """Hand the vectorized rows to the sink as one frame (series columns gathered by id)."""
+    if fast.height == 0:
+        return
+    ids = fast["id"]
+    table = pl.DataFrame({"device": st.dev, "ifname": st.ifn, "metric": st.met,
+                          "qualifier": st.qual}, schema={c: pl.String for c in
+                                                          ("device", "ifname", "metric", "qualifier")})
+    rows = table[ids].with_columns(ts=fast["tsns"], value=fast["value"], line=fast["ln"])
+    st.sink.samples_frame(rows)
+    st.sink.accept(fast.height)
 
 
 def _push(st: _FileState, ids: list[int], ts: list[int], values: list[float],

@@ -119,10 +119,14 @@ class Store:
         return row[0] if row else None
 
     # -- ingest -------------------------------------------------------------------------------
-    def _insert(self, table: str, file_id: int, family: str, buf: dict[str, list]) -> None:
-        self.con.register("_batch", pl.DataFrame(buf, schema_overrides=_overrides(table), strict=False))
+    def _insert(self, table: str, file_id: int, family: str, buf: dict[str, list] | pl.DataFrame) -> None:
+        if isinstance(buf, pl.DataFrame):
+            frame = buf.cast(_overrides(table), strict=False)  # type: ignore[arg-type]
+        else:
+            frame = pl.DataFrame(buf, schema_overrides=_overrides(table), strict=False)
+        self.con.register("_batch", frame)
         try:
-            self._insert_batch(table, file_id, family, list(buf))
+            self._insert_batch(table, file_id, family, frame.columns)
         finally:
             self.con.unregister("_batch")
 

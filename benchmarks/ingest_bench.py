@@ -1,0 +1,159 @@
+"""Ingest throughput and peak memory against DuckDB's own readers of the same files.
+
+    python benchmarks/ingest_bench.py [--samples 5000000] [--dir bench_out]
+
+Generates N counter samples twice: as gnmic `event` JSON lines (one event per port and time,
+8 counter values each, values as JSON strings the way Cumulus streams them) and as Prometheus
+text with ms timestamps (one sample per line). Each measurement runs in a fresh process:
+`fabtwin ingest` end to end into a new store, and DuckDB's `read_json` / `read_csv` of the same
+file into a table. Prints samples/s, peak RSS and the ratio of the two times. Run by hand, never
+from the tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+NS = 1_000_000_000
+T0 = 1_796_007_600 * NS
+LEAVES = [f"leaf-p0-{i:03d}" for i in range(1, 257)]
+PORTS = [f"swp{i}" for i in range(1, 65)]
+COUNTERS = ("in-octets", "out-octets", "in-pkts", "out-pkts", "in-discards", "out-discards",
+            "in-errors", "out-errors")
+PROM_METRICS = ("nvswitch_interface_if_in_octets", "nvswitch_interface_if_out_octets",
+                "nvswitch_interface_if_in_ucast_pkts", "nvswitch_interface_if_out_ucast_pkts",
+                "nvswitch_interface_if_in_discards", "nvswitch_interface_if_out_discards",
+                "nvswitch_interface_if_in_errors", "nvswitch_interface_if_out_errors")
+# the Prometheus lines as space-separated columns, quotes off (label values hold them)
+PROM_CSV = ("delim=' ', quote='', escape='', header=false, comment='#', auto_detect=false, "
+            "columns={'series': 'VARCHAR', 'value': 'DOUBLE', 'ts': 'BIGINT'}")
+
+
+def _steps(samples: int) -> int:
+    return -(-samples // (len(LEAVES) * len(PORTS) * len(COUNTERS)))
+
+
+def write_gnmic_event(path: Path, samples: int) -> int:
+    """gnmic event JSON lines; returns the number of samples written."""
+    n = 0
+    with open(path, "w") as fh:
+        for step in range(_steps(samples)):
+            ts = T0 + step * 10 * NS
+            for d, leaf in enumerate(LEAVES):
+                for p, port in enumerate(PORTS):
+                    base = (d * 64 + p) * 1_000_000 + step * 12_500_000_000
+                    values = {f"/interfaces/interface/state/counters/{c}": str(base + i)
+                              for i, c in enumerate(COUNTERS)}
+                    fh.write(json.dumps({"name": "fabric", "timestamp": ts, "tags": {
+                        "interface_name": port, "source": f"{leaf}:9339",
+                        "subscription-name": "fabric"}, "values": values}, separators=(",", ":")))
+                    fh.write("\n")
+                    n += len(COUNTERS)
+    return n
+
+
+def write_prom(path: Path, samples: int) -> int:
+    """Prometheus text with ms timestamps (what /federate serves); returns the sample count."""
+    n = 0
+    with open(path, "w") as fh:
+        for m in PROM_METRICS:
+            fh.write(f"# TYPE {m} counter\n")
+        for step in range(_steps(samples)):
+            ts_ms = (T0 + step * 10 * NS) // 1_000_000
+            lines = []
+            for d, leaf in enumerate(LEAVES):
+                for p, port in enumerate(PORTS):
+                    base = (d * 64 + p) * 1_000_000 + step * 12_500_000_000
+                    for i, m in enumerate(PROM_METRICS):
+                        lines.append(f'{m}{{instance="{leaf}:9100",interface="{port}"}} {base + i} {ts_ms}\n')
+            fh.writelines(lines)
+            n += len(lines)
+    return n
+
+
+def run_child(code: str) -> tuple[float, float, str]:
+    """Run python code in a fresh process: (wall seconds, peak RSS MB, stdout)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    t = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    wall = time.perf_counter() - t
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    # ru_maxrss of children is the max over all children so far: measure each in its own order
+    return wall, max(peak, before) / 1024, out.stdout.strip()
+
+
+def measure(path: Path, db: Path, reference_sql: str) -> dict:
+    ours = f"""
+from collectors.ingest import ingest_bundle
+from collectors.store import Store
+with Store.open({str(db)!r}) as s:
+    r = ingest_bundle(s, {str(path)!r})
+    print(r.totals["samples"], sum(f.rejected for f in r.files))
+"""
+    ref = f"""
+import duckdb
+con = duckdb.connect()
+con.execute(\"\"\"{reference_sql}\"\"\")
+print(con.execute("SELECT count(*) FROM t").fetchone()[0])
+"""
+    wall_ref, rss_ref, out_ref = run_child(ref)
+    wall, rss, out = run_child(ours)
+    loaded, rejected = (int(x) for x in out.split())
+    return {"loaded": loaded, "rejected": rejected, "wall": wall, "rss_mb": rss,
+            "ref_rows": int(out_ref), "ref_wall": wall_ref, "ref_rss_mb": rss_ref}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--samples", type=int, default=5_000_000)
+    ap.add_argument("--dir", type=Path, default=Path("bench_out"))
+    ap.add_argument("--gzip", action="store_true", help="also time gzip-compressed inputs")
+    args = ap.parse_args()
+    args.dir.mkdir(parents=True, exist_ok=True)
+    cases = []
+    ev = args.dir / "gnmic_event.jsonl"
+    pr = args.dir / "metrics.prom"
+    t = time.perf_counter()
+    n_ev = write_gnmic_event(ev, args.samples)
+    n_pr = write_prom(pr, args.samples)
+    print(f"generated {n_ev:,} + {n_pr:,} samples in {time.perf_counter() - t:.1f} s "
+          f"({ev.stat().st_size / 1e6:.0f} MB, {pr.stat().st_size / 1e6:.0f} MB)")
+    cases.append(("gnmic event JSONL", ev, n_ev,
+                  f"CREATE TABLE t AS SELECT * FROM read_json('{ev}', format='newline_delimited')"))
+    cases.append(("Prometheus text", pr, n_pr,
+                  f"CREATE TABLE t AS SELECT * FROM read_csv('{pr}', {PROM_CSV})"))
+    if args.gzip:
+        for name, path, n, _ in list(cases):
+            gz = path.with_suffix(path.suffix + ".gz")
+            with open(path, "rb") as src, gzip.open(gz, "wb", compresslevel=1) as dst:
+                dst.write(src.read())
+            cases.append((name + " (gzip)", gz, n, f"CREATE TABLE t AS SELECT * FROM "
+                          f"{'read_json' if 'json' in name else 'read_csv'}('{gz}'"
+                          + (", format='newline_delimited')" if "json" in name else
+                             f", {PROM_CSV})")))
+    print(f"{'input':<26}{'samples':>11}{'ours s':>9}{'ours/s':>12}{'peak MB':>9}"
+          f"{'duckdb s':>10}{'rows/s':>12}{'ratio':>7}")
+    for name, path, n, ref_sql in cases:
+        db = args.dir / f"bench_{abs(hash(name))}.duckdb"
+        for p in (db, Path(str(db) + ".wal")):
+            if p.exists():
+                os.remove(p)
+        r = measure(path, db, ref_sql)
+        assert r["loaded"] == n and r["rejected"] == 0, r
+        print(f"{name:<26}{n:>11,}{r['wall']:>9.2f}{n / r['wall']:>12,.0f}{r['rss_mb']:>9.0f}"
+              f"{r['ref_wall']:>10.2f}{r['ref_rows'] / r['ref_wall']:>12,.0f}"
+              f"{r['wall'] / r['ref_wall']:>7.2f}")
+    print("ratio = our wall time / DuckDB's reader on the same file (lower is better); "
+          "peak MB is the child's max RSS so far")
+
+
+if __name__ == "__main__":
+    main()
