@@ -194,7 +194,8 @@ class Sink:
         self.rows: dict[str, int] = dict.fromkeys(self.TABLES, 0)
         self.loaded = 0
         self.rejected = 0
-        self.rejects: list[tuple[int, str, str]] = []
+        self.rejects: list[tuple[int, str, str]] = []  # pending (tests: all of them)
+        self.first_reject: tuple[int, str, str] | None = None
         self.addresses = addresses if addresses is not None else {}
         self.ifmaps = ifmaps if ifmaps is not None else {}
         self.current_line = 0
@@ -211,6 +212,16 @@ class Sink:
         """Count one record as rejected, keeping where it was, why, and its raw text."""
         self.rejected += 1
         self.rejects.append((line, reason, raw[:4096]))
+        if self.first_reject is None:
+            self.first_reject = self.rejects[-1]
+        if self._flush is not None and len(self.rejects) >= 10_000:
+            self._emit_rejects()
+
+    def _emit_rejects(self) -> None:
+        if self.rejects and self._flush is not None:
+            line, reason, raw = zip(*self.rejects, strict=True)
+            self._flush("rejects", {"line": list(line), "reason": list(reason), "raw": list(raw)})
+            self.rejects = []
 
     # -- names ------------------------------------------------------------------------------
     def device(self, name: str, fallback: str | None = None) -> str:
@@ -367,6 +378,7 @@ class Sink:
         """Flush every buffer."""
         for table in self.TABLES:
             self._emit(table)
+        self._emit_rejects()
 
     def collected(self, table: str) -> list[dict]:
         """Rows still buffered for `table`, as dicts (for tests without a store)."""

@@ -8,6 +8,8 @@ file in one transaction: a crash leaves either the whole file or nothing.
 from __future__ import annotations
 
 import hashlib
+import queue
+import threading
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -119,7 +121,13 @@ class Store:
         return row[0] if row else None
 
     # -- ingest -------------------------------------------------------------------------------
-    def _insert(self, table: str, file_id: int, family: str, buf: dict[str, list] | pl.DataFrame) -> None:
+    def _insert(self, table: str, file_id: int, family: str, rel: str,
+                buf: dict[str, list] | pl.DataFrame) -> None:
+        if table == "rejects":
+            self.con.executemany("INSERT INTO rejects VALUES (?, ?, ?, ?, ?)",
+                                 [(file_id, rel, ln, reason, raw) for ln, reason, raw in
+                                  zip(buf["line"], buf["reason"], buf["raw"], strict=True)])
+            return
         if isinstance(buf, pl.DataFrame):
             frame = buf.cast(_overrides(table), strict=False)  # type: ignore[arg-type]
         else:
@@ -147,20 +155,16 @@ class Store:
         """Parse and load one file in one transaction; returns its accounting."""
         file_id = self.con.execute("SELECT nextval('file_id_seq')").fetchone()[0]
         self.con.execute("BEGIN")
+        loader = _Loader(lambda table, buf: self._insert(table, file_id, parser.family, src.rel, buf))
         try:
-            sink = Sink(
-                flush=lambda table, buf: self._insert(table, file_id, parser.family, buf),
-                addresses=self.address_map(),
-                ifmaps=self.ifmap_map(),
-            )
-            parser.parse(src, sink)
-            if src.read_error:
-                sink.reject(sink.current_line + 1, src.read_error + "; records before it were loaded", "")
-            sink.close()
-            if sink.rejects:
-                self.con.executemany(
-                    "INSERT INTO rejects VALUES (?, ?, ?, ?, ?)",
-                    [(file_id, src.rel, line, reason, raw) for line, reason, raw in sink.rejects])
+            sink = Sink(flush=loader.put, addresses=self.address_map(), ifmaps=self.ifmap_map())
+            try:
+                parser.parse(src, sink)
+                if src.read_error:
+                    sink.reject(sink.current_line + 1, src.read_error + "; records before it were loaded", "")
+                sink.close()
+            finally:
+                loader.finish()
             rows_written = sum(sink.rows.values())
             self.con.execute(
                 "INSERT INTO files (file_id, path, bundle, sha256, size_bytes, parser, family, status,"
@@ -172,8 +176,8 @@ class Store:
             self.con.execute("ROLLBACK")
             raise
         first = None
-        if sink.rejects:
-            line, reason, _ = sink.rejects[0]
+        if sink.first_reject:
+            line, reason, _ = sink.first_reject
             first = f"{src.rel}:{line}: {reason}"
         return FileResult(src.rel, "loaded", parser.name, sink.loaded + sink.rejected, sink.loaded,
                           sink.rejected, dict(sink.rows), first_reject=first)
@@ -186,6 +190,44 @@ class Store:
             "INSERT INTO files (file_id, path, bundle, sha256, size_bytes, status, reason) "
             "VALUES (nextval('file_id_seq'), ?, ?, ?, ?, 'skipped', ?)",
             [src.rel, bundle, sha, src.path.stat().st_size, reason])
+
+
+class _Loader:
+    """Inserts batches on a background thread while the parser produces the next ones.
+
+    DuckDB and polars release the GIL while they work, so parsing (Python) and loading overlap
+    on two cores. The queue holds at most two batches: memory stays bounded. An error in the
+    loader is raised again in the parsing thread, at the next batch or at `finish`.
+    """
+
+    def __init__(self, insert) -> None:
+        self.insert = insert
+        self.queue: queue.Queue = queue.Queue(maxsize=2)
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name="fabtwin-loader", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while True:
+            item = self.queue.get()
+            if item is None:
+                return
+            if self.error is None:
+                try:
+                    self.insert(*item)
+                except BaseException as exc:  # noqa: BLE001 - handed to the parsing thread
+                    self.error = exc
+
+    def put(self, table: str, buf) -> None:
+        if self.error is not None:
+            raise self.error
+        self.queue.put((table, buf))
+
+    def finish(self) -> None:
+        self.queue.put(None)
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
 
 
 def _overrides(table: str) -> dict[str, pl.DataType]:
