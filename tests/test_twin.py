@@ -1,0 +1,212 @@
+"""The twin against cases with known answers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from twin.engine import Flows, LinkChange, simulate
+from twin.maxmin import Incidence, max_min_rates
+from twin.routing import FabricState, route
+from twin.topology import FabricSpec, TopologyError, build
+from twin.workload import endpoints, incast, permutation, read_connection_matrix, ring_step
+
+
+def rates_of(matrix, capacity, **kw):
+    return max_min_rates(Incidence(sp.csr_matrix(np.array(matrix, dtype=float))),
+                         np.array(capacity, dtype=float), **kw)
+
+
+# -- max-min fairness ------------------------------------------------------------------------
+
+def test_textbook_max_min_bertsekas_gallager():
+    # link A (cap 1) carries flows 0,1,2; link B (cap 1) carries flows 0,3:
+    # A's three flows get 1/3 each, flow 3 takes what B has left: 2/3
+    r = rates_of([[1, 1, 1, 0], [1, 0, 0, 1]], [1, 1])
+    assert r == pytest.approx([1 / 3, 1 / 3, 1 / 3, 2 / 3])
+
+
+def test_max_min_with_a_second_level_bottleneck():
+    # link 0 (cap 10): flows 0,1; link 1 (cap 4): flows 1,2,3 -> flows 1,2,3 at 4/3, flow 0 at 10-4/3
+    r = rates_of([[1, 1, 0, 0], [0, 1, 1, 1]], [10, 4])
+    assert r == pytest.approx([10 - 4 / 3, 4 / 3, 4 / 3, 4 / 3])
+
+
+def test_single_bottleneck_shares_equally_and_respects_flow_caps():
+    r = rates_of([[1, 1, 1]], [9], flow_cap=np.array([1.0, np.inf, np.inf]))
+    assert r == pytest.approx([1, 4, 4])
+
+
+def test_dead_link_stalls_only_its_flows():
+    r = rates_of([[1, 0], [0, 1]], [0, 5])
+    assert r == pytest.approx([0, 5])
+
+
+def test_split_flow_in_factored_form_equals_explicit_incidence():
+    direct = sp.csr_matrix(np.array([[1, 0], [0, 1], [0, 0], [0, 0]], dtype=float))
+    routes = sp.csr_matrix(np.array([[0.0], [0.0], [0.5], [0.5]]))
+    cap = np.array([10.0, 10.0, 3.0, 3.0])
+    factored = max_min_rates(Incidence(direct, routes, np.array([0, 0])), cap)
+    explicit = rates_of([[1, 0], [0, 1], [0.5, 0.5], [0.5, 0.5]], cap)
+    assert factored == pytest.approx(explicit) and factored == pytest.approx([3, 3])
+
+
+# -- topology --------------------------------------------------------------------------------
+
+def test_rail_optimized_two_tier_fabric_has_expected_shape():
+    f = build(FabricSpec(hosts=64, nics_per_host=2, planes=2, leaf_radix=64, spine_radix=64,
+                         hosts_per_leaf=32))
+    # per plane: 2 groups x 2 rails = 4 leaves, 32 uplinks each, spread over 32 spines
+    assert len(f.leaf_up_cables) == 8
+    assert f.n_cables == 2 * (64 * 2 + 4 * 32)
+    assert f.link_id(0) == "gpu-node-0001:eth0--leaf-p0-01:swp1"
+    assert f.node_name[f.ep_leaf[endpoints(f, np.array([0]), nic=1, plane=1)[0]]] == "leaf-p1-02"
+    f.validate()
+
+
+def test_radix_overflow_is_a_clear_error():
+    with pytest.raises(TopologyError, match="radix"):
+        build(FabricSpec(hosts=8, leaf_radix=8, spine_radix=8, hosts_per_leaf=8))
+
+
+def test_three_tier_matches_the_htsim_fat_tree():
+    f = build(FabricSpec(hosts=1024, tiers=3, leaf_radix=16, spine_radix=16,
+                         host_speed_gbps=100, fabric_speed_gbps=100))
+    names = np.array(f.node_name)
+    assert sum(n.startswith("leaf-") for n in names) == 128
+    assert sum(n.startswith("agg-") for n in names) == 128
+    assert sum(n.startswith("core-") for n in names) == 64
+    g = f.graph()
+    assert g.degree("core-p0-01") == 16 and g.degree("agg-p0-00-01") == 16
+
+
+# -- routing and the simulator ----------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def fabric64():
+    return build(FabricSpec(hosts=64, leaf_radix=16, spine_radix=16, hosts_per_leaf=8))
+
+
+def shifted(f, shift=8):
+    src = endpoints(f, np.arange(64))
+    dst = endpoints(f, (np.arange(64) + shift) % 64)
+    return src, dst
+
+
+@pytest.mark.parametrize("mode", ["ar", "spray"])
+def test_permutation_through_the_spine_reaches_line_rate(fabric64, mode):
+    src, dst = shifted(fabric64)
+    st = FabricState(fabric64, mode=[mode])
+    r = max_min_rates(route(st, src, dst), st.link_capacity_bps())
+    assert r == pytest.approx(np.full(64, 400e9))
+
+
+def test_incast_gives_each_sender_one_nth(fabric64):
+    fl = incast(fabric64, np.arange(1, 9), receiver=0, size=1e6)
+    st = FabricState(fabric64, mode=["ar"])
+    r = max_min_rates(route(st, fl.src, fl.dst), st.link_capacity_bps())
+    assert r == pytest.approx(np.full(8, 400e9 / 8))
+
+
+def test_ecmp_throughput_matches_random_hashing_expectation(fabric64):
+    # 8 flows from one leaf to another over 8 spines: each flow's share is 1/(flows on its
+    # spine), so the mean aggregate is E[#distinct spines used] / 8 of line rate, i.e.
+    # 1 - (7/8)^8 = 0.6564 of the 8 x 400G (balls into bins), over many hashing seeds
+    f = fabric64
+    src = endpoints(f, np.arange(8))
+    dst = endpoints(f, np.arange(8, 16))
+    totals = []
+    for seed in range(400):
+        st = FabricState(f, mode=["ecmp"], seed=seed)
+        totals.append(max_min_rates(route(st, src, dst), st.link_capacity_bps()).sum())
+    frac = np.mean(totals) / (8 * 400e9)
+    assert frac == pytest.approx(1 - (7 / 8) ** 8, abs=0.015)
+    assert np.min(totals) < 0.5 * 8 * 400e9  # collisions do emerge on some seeds
+
+
+def test_ten_percent_of_spine_links_down_ar_uses_all_surviving_paths(fabric64):
+    f = fabric64
+    rng = np.random.default_rng(7)
+    fabric_cables = np.flatnonzero(f.cable_tier == 1)
+    down = rng.choice(fabric_cables, size=len(fabric_cables) // 10, replace=False)
+    src, dst = shifted(f)
+    st = FabricState(f, mode=["ar"])
+    st.cable_gbps[down] = 0
+    r = max_min_rates(route(st, src, dst), st.link_capacity_bps())
+    # each leaf sends all its traffic to one other leaf: the capacity left between them is
+    # the spines whose cables to both leaves survive (the max flow): AR reaches it exactly
+    alive = st.cable_gbps > 0
+    expected = 0.0
+    for a in sorted(f.leaf_up_cables):
+        b = f.ep_leaf[dst[np.flatnonzero(f.ep_leaf[src] == a)[0]]]
+        both = alive[f.leaf_up_cables[a]] & alive[f.leaf_up_cables[b]]
+        expected += both.sum() * 400e9
+    assert r.sum() == pytest.approx(expected, rel=1e-9)
+    assert r.sum() < 64 * 400e9 * 0.95  # and it is visibly below line rate
+    # ECMP hashes some flows onto the same surviving spine: clearly less
+    st_e = FabricState(f, mode=["ecmp"], seed=3)
+    st_e.cable_gbps[down] = 0
+    st_e.converge()
+    assert max_min_rates(route(st_e, src, dst), st_e.link_capacity_bps()).sum() < 0.8 * expected
+
+
+def test_bytes_are_conserved_at_every_switch(fabric64):
+    f = fabric64
+    fl = permutation(f, size=4e6, seed=3)
+    res = simulate(FabricState(f, mode=["ecmp"], seed=1), fl)
+    assert np.all(np.isfinite(res.finish))
+    into = np.zeros(f.n_nodes)
+    out = np.zeros(f.n_nodes)
+    up, dn = res.link_bytes[0::2], res.link_bytes[1::2]
+    np.add.at(into, f.cable_b, up)
+    np.add.at(out, f.cable_a, up)
+    np.add.at(into, f.cable_a, dn)
+    np.add.at(out, f.cable_b, dn)
+    switches = f.node_kind > 0
+    assert into[switches] == pytest.approx(out[switches], rel=1e-9)
+    # and every byte sent arrived
+    hosts = f.node_kind == 0
+    assert out[hosts].sum() == pytest.approx(fl.size.sum()) == pytest.approx(into[hosts].sum())
+
+
+def test_results_do_not_depend_on_flow_order(fabric64):
+    f = fabric64
+    fl = permutation(f, size=2e6, seed=5)
+    rng = np.random.default_rng(0)
+    order = rng.permutation(len(fl))
+    a = simulate(FabricState(f, mode=["ecmp"], seed=2), fl)
+    shuffled = Flows(fl.src[order], fl.dst[order], fl.size[order], fl.start[order], np.arange(len(fl))[order])
+    b = simulate(FabricState(f, mode=["ecmp"], seed=2), shuffled)
+    assert b.finish == pytest.approx(a.finish[order])
+
+
+def test_ring_step_on_a_healthy_fabric_finishes_at_line_rate(fabric64):
+    fl = ring_step(fabric64, np.arange(64), size=50e6)
+    res = simulate(FabricState(fabric64, mode=["ar"]), fl)
+    assert res.fct == pytest.approx(np.full(64, 50e6 * 8 / 400e9))
+
+
+def test_link_down_stalls_ecmp_until_convergence_but_not_ar(fabric64):
+    f = fabric64
+    src = endpoints(f, np.arange(8))
+    dst = endpoints(f, np.arange(8, 16))
+    leaf0 = f.ep_leaf[src[0]]
+    cut = int(f.leaf_up_cables[leaf0][0])
+    fl = Flows(src, dst, np.full(8, 10e6), np.zeros(8))
+    change = [LinkChange(1e-5, cut, 0.0)]
+    ar = simulate(FabricState(f, mode=["ar"]), fl, changes=change, convergence_s=0.01)
+    ecmp = simulate(FabricState(f, mode=["ecmp"], seed=0), fl, changes=change, convergence_s=0.01)
+    assert ar.finish.max() < 0.01  # AR drops the dead link at once
+    assert ecmp.finish.max() > 0.01  # a flow hashed onto it waits for the control plane
+
+
+def test_connection_matrix_reader(tmp_path):
+    p = tmp_path / "m.cm"
+    p.write_text("Nodes 4\nConnections 2\n0->3 id 1 start 0 size 2000000\n2->1 id 2 start 5 size 10\n")
+    src, dst, start, size = read_connection_matrix(p)
+    assert src.tolist() == [0, 2] and dst.tolist() == [3, 1]
+    assert start == pytest.approx([0, 5e-6]) and size.tolist() == [2e6, 10]
+    p.write_text("0->3 id 1 start 0\n")
+    with pytest.raises(ValueError, match="m.cm:1"):
+        read_connection_matrix(p)

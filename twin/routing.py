@@ -1,0 +1,218 @@
+"""How bytes choose paths: ECMP, oblivious spraying and adaptive routing in the switches, and
+plane balancing in the NIC, as a flow-link incidence for `twin.maxmin`.
+
+Directed link `2*c` runs up cable c (host->leaf, leaf->spine/agg, agg->core), `2*c + 1` down.
+
+Modes (per plane: `FabricState.mode[p]`):
+- `ecmp`: each flow hashes its 5-tuple (here: flow id and its QP entropy) at every tier to one
+  equal-cost next hop, so collisions emerge. Next hops are those alive as of the last
+  control-plane convergence; until then a flow hashed onto a dead link carries nothing.
+- `spray`: oblivious per-packet spraying, in the fluid limit an even split over the equal-cost
+  paths alive as of the last convergence.
+- `ar`: adaptive routing: per packet towards the least-loaded equal-cost port. Its fluid limit is
+  a split in proportion to each path's capacity, over the paths alive now (a dead local link is
+  dropped at once). It does not model reaction to other flows' congestion beyond that.
+
+A flow between two endpoints of one plane takes its host links directly and its fabric part
+through a route class shared by every flow with the same (source leaf, destination leaf) pair in
+a split mode, or its own path in ECMP. NIC plane balancing splits a transfer over planes before
+that: see `twin.workload`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from twin.maxmin import Incidence
+from twin.topology import Fabric
+
+MODES = ("ecmp", "spray", "ar")
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def mix_hash(*keys: np.ndarray) -> np.ndarray:
+    """A vectorized 64-bit mix (splitmix64 finalizer) of integer arrays: the switch's hash."""
+    h = np.zeros(np.broadcast(*keys).shape, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for k in keys:
+            h = (h ^ np.asarray(k, dtype=np.uint64)) * _GOLDEN
+            h ^= h >> np.uint64(31)
+            h *= np.uint64(0xBF58476D1CE4E5B9)
+            h ^= h >> np.uint64(27)
+    return h
+
+
+@dataclass
+class FabricState:
+    """Per-cable capacity now (0 = down) and as the control plane last converged, plus modes."""
+
+    fabric: Fabric
+    mode: list[str] = field(default_factory=list)  # per plane
+    seed: int = 0
+    cable_gbps: np.ndarray = field(init=False)  # current capacity (degraded or 0 when down)
+    converged_alive: np.ndarray = field(init=False)  # cable usable for ECMP/spray next hops
+
+    def __post_init__(self) -> None:
+        if not self.mode:
+            self.mode = ["ar"] * self.fabric.spec.planes
+        for m in self.mode:
+            if m not in MODES:
+                raise ValueError(f"unknown load balancing mode {m!r}; one of {', '.join(MODES)}")
+        self.cable_gbps = self.fabric.cable_gbps.astype(float).copy()
+        self.converged_alive = self.cable_gbps > 0
+
+    def converge(self) -> None:
+        """The control plane has caught up with the current link states."""
+        self.converged_alive = self.cable_gbps > 0
+
+    def link_capacity_bps(self) -> np.ndarray:
+        return np.repeat(self.cable_gbps * 1e9, 2)
+
+
+def _leaf_rows(fabric: Fabric) -> tuple[dict[int, int], np.ndarray]:
+    """Leaf node -> row, and the (leaves x uplinks) matrix of uplink cables."""
+    leaves = sorted(fabric.leaf_up_cables)
+    index = {leaf: i for i, leaf in enumerate(leaves)}
+    width = max(len(fabric.leaf_up_cables[leaf]) for leaf in leaves)
+    up = np.full((len(leaves), width), -1, dtype=np.int64)
+    for leaf, i in index.items():
+        cables = fabric.leaf_up_cables[leaf]
+        up[i, : len(cables)] = cables
+    return index, up
+
+
+def route(state: FabricState, src_ep: np.ndarray, dst_ep: np.ndarray,
+          entropy: np.ndarray | None = None) -> Incidence:
+    """The flow-link incidence of flows from endpoint `src_ep[f]` to `dst_ep[f]` (same plane).
+
+    entropy: per-flow integer that ECMP hashes (a QP number, a UDP source port); defaults to
+    the flow index, so distinct flows spread as distinct 5-tuples do.
+    """
+    f = state.fabric
+    src_ep = np.asarray(src_ep, dtype=np.int64)
+    dst_ep = np.asarray(dst_ep, dtype=np.int64)
+    n = len(src_ep)
+    if np.any(f.ep_plane[src_ep] != f.ep_plane[dst_ep]):
+        raise ValueError("a flow's endpoints must be in the same plane")
+    entropy = np.arange(n, dtype=np.int64) if entropy is None else np.asarray(entropy)
+    leaf_index, up = _leaf_rows(f)
+    to_row = np.full(f.n_nodes, -1, dtype=np.int64)
+    to_row[list(leaf_index)] = list(leaf_index.values())
+    s_leaf = to_row[f.ep_leaf[src_ep]]
+    d_leaf = to_row[f.ep_leaf[dst_ep]]
+    # host links: up at the source, down at the destination (none for a flow to itself)
+    own = src_ep != dst_ep
+    rows = [2 * f.ep_cable[src_ep][own], 2 * f.ep_cable[dst_ep][own] + 1]
+    cols = [np.flatnonzero(own)] * 2
+    vals = [np.ones(own.sum())] * 2
+    cross = own & (s_leaf != d_leaf)
+    plane = f.ep_plane[src_ep]
+    modes = np.array([state.mode[p] for p in range(f.spec.planes)])[plane]
+    ecmp = cross & (modes == "ecmp")
+    split = cross & (modes != "ecmp")
+    if ecmp.any():
+        r, c, v = _ecmp_links(state, up, s_leaf[ecmp], d_leaf[ecmp], entropy[ecmp])
+        idx = np.flatnonzero(ecmp)
+        rows.append(r)
+        cols.append(idx[c])
+        vals.append(v)
+    routes = None
+    flow_route = np.full(n, -1, dtype=np.int64)
+    if split.any():
+        pairs, inverse = np.unique(
+            np.stack([s_leaf[split], d_leaf[split], (modes[split] == "ar").astype(np.int64)], 1),
+            axis=0, return_inverse=True)
+        routes = _split_routes(state, up, pairs)
+        flow_route[split] = inverse.ravel()
+    direct = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                           shape=(f.n_links, n))
+    return Incidence(direct, routes, flow_route if routes is not None else None)
+
+
+def _path_cables(state: FabricState, up: np.ndarray, s: np.ndarray, d: np.ndarray):
+    """Candidate paths of leaf pairs (s[i], d[i]): cables (pairs x paths x hops) going up then
+    down. 2-tier: leaf-spine-leaf over each uplink index; 3-tier: leaf-agg-[core-agg-]leaf."""
+    f = state.fabric
+    if f.spec.tiers == 2:
+        return np.stack([up[s], up[d]], axis=2), np.array([0, 1])
+    pods = f.extra["pods"]
+    lpp = pods[0]["leaves_per_pod"]
+    leaves_per_plane = len(f.leaf_up_cables) // f.spec.planes
+    same_pod = (s // lpp) == (d // lpp)
+    agg_up = f.extra["agg_up_cables"]
+    # agg node of (leaf row, uplink j) and its core cables (aggs x m)
+    agg_nodes = f.cable_b[up]  # leaf rows x j
+    m_width = len(next(iter(agg_up.values())))
+    core = np.full((f.n_nodes, m_width), -1, dtype=np.int64)
+    for a, cables in agg_up.items():
+        core[a] = cables
+    j = up.shape[1]
+    s_up = np.repeat(up[s][:, :, None], m_width, axis=2)  # pairs x j x m
+    d_up = np.repeat(up[d][:, :, None], m_width, axis=2)
+    s_core = core[agg_nodes[s]]  # pairs x j x m
+    d_core = core[agg_nodes[d]]
+    paths = np.stack([s_up, s_core, d_core, d_up], axis=3).reshape(len(s), j * m_width, 4)
+    # a pair inside one pod turns at the agg: keep the j distinct two-hop paths, pad the rest
+    if same_pod.any():
+        two = np.stack([up[s], up[d]], axis=2)  # pairs x j x 2
+        pad = np.full((len(s), j * m_width, 4), -1, dtype=np.int64)
+        pad[:, :j, 0] = two[:, :, 0]
+        pad[:, :j, 3] = two[:, :, 1]
+        paths = np.where(same_pod[:, None, None], pad, paths)
+    del leaves_per_plane
+    return paths, np.array([0, 0, 1, 1])
+
+
+def _ecmp_links(state: FabricState, up: np.ndarray, s: np.ndarray, d: np.ndarray,
+                entropy: np.ndarray):
+    """Per-flow hashed path: rows (links), cols (flow positions), vals (ones)."""
+    paths, down = _path_cables(state, up, s, d)
+    usable = _path_ok(state.converged_alive, paths)
+    n_ok = usable.sum(axis=1)
+    h = mix_hash(entropy, s, d, np.full(len(s), state.seed))
+    # pick the k-th usable path, k = hash mod count (all paths if none is usable: blackholed)
+    k = np.where(n_ok > 0, h % np.maximum(n_ok, 1).astype(np.uint64), h % np.uint64(paths.shape[1]))
+    k = k.astype(np.int64)
+    order = np.argsort(~usable, axis=1, kind="stable")  # usable paths first, in index order
+    chosen = np.where(n_ok > 0, order[np.arange(len(s)), k], k)
+    cables = paths[np.arange(len(s)), chosen]  # flows x hops
+    ok = cables >= 0
+    links = 2 * cables + down[None, :]
+    flow = np.repeat(np.arange(len(s))[:, None], cables.shape[1], axis=1)
+    return links[ok], flow[ok], np.ones(ok.sum())
+
+
+def _path_ok(alive: np.ndarray, paths: np.ndarray) -> np.ndarray:
+    present = paths >= 0
+    hop_ok = np.where(present, alive[np.maximum(paths, 0)], True)
+    return present.any(axis=2) & hop_ok.all(axis=2)
+
+
+def _split_routes(state: FabricState, up: np.ndarray, pairs: np.ndarray) -> sp.csr_matrix:
+    """Route classes (links x pairs) of the split modes: weights over each pair's paths."""
+    s, d, is_ar = pairs[:, 0], pairs[:, 1], pairs[:, 2].astype(bool)
+    paths, down = _path_cables(state, up, s, d)
+    present = paths >= 0
+    cap_now = state.cable_gbps[np.maximum(paths, 0)]
+    path_cap = np.where(present, cap_now, np.inf).min(axis=2)
+    path_cap = np.where(present.any(axis=2), path_cap, 0.0)
+    converged = _path_ok(state.converged_alive, paths)
+    # spray: even over the paths of the last convergence; ar: by capacity over paths alive now
+    w = np.where(is_ar[:, None], path_cap, converged.astype(float))
+    total = w.sum(axis=1, keepdims=True)
+    w = np.divide(w, total, out=np.zeros_like(w), where=total > 0)
+    # a pair with no usable path keeps an even split (its flows stall on dead links)
+    none = total[:, 0] <= 0
+    if none.any():
+        w[none] = present.any(axis=2)[none] / np.maximum(present.any(axis=2)[none].sum(1, keepdims=True), 1)
+    links = 2 * paths + down[None, None, :]
+    weight = np.repeat(w[:, :, None], paths.shape[2], axis=2)
+    col = np.broadcast_to(np.arange(len(s))[:, None, None], paths.shape)
+    keep = present & (weight > 0)
+    m = sp.csr_matrix((weight[keep], (links[keep], col[keep])),
+                      shape=(state.fabric.n_links, len(s)))
+    m.sum_duplicates()  # paths sharing a link (the leaf uplink of 3-tier paths) add up
+    return m
