@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from twin.engine import Flows, LinkChange, simulate
+from twin.engine import Flows, LinkChange, Transfers, simulate
 from twin.maxmin import Incidence, max_min_rates
 from twin.routing import FabricState, route
 from twin.topology import FabricSpec, TopologyError, build
@@ -210,3 +210,27 @@ def test_connection_matrix_reader(tmp_path):
     p.write_text("0->3 id 1 start 0\n")
     with pytest.raises(ValueError, match="m.cm:1"):
         read_connection_matrix(p)
+
+
+def _host_throughput(f, res):
+    host_up = 2 * np.flatnonzero(f.cable_tier == 0)
+    sent = res.link_bytes_at[:, host_up].sum(axis=1)
+    return res.sample_times[1:], np.diff(sent) / np.diff(res.sample_times) * 8
+
+
+@pytest.mark.parametrize("nic_mode,recovered_by", [("hw", 0.0115), ("sw", 1.02)])
+def test_one_of_four_planes_failing_recovers_to_75_percent(nic_mode, recovered_by):
+    f = build(FabricSpec(hosts=32, planes=4, leaf_radix=16, spine_radix=16, hosts_per_leaf=8,
+                         host_speed_gbps=200, fabric_speed_gbps=200))
+    hosts = np.arange(32)
+    tr = Transfers(hosts, (hosts + 8) % 32, np.full(32, 1e12), np.zeros(32))
+    fail = [LinkChange(0.01, int(c), 0.0) for c in np.flatnonzero(f.cable_plane == 1)]
+    res = simulate(FabricState(f, mode=["ar"] * 4, nic_mode=nic_mode), tr, changes=fail,
+                   sample_every=0.0005, until=1.1)
+    t, bps = _host_throughput(f, res)
+    line = 32 * 4 * 200e9
+    assert bps[t <= 0.01] == pytest.approx(line)
+    assert np.all(bps[(t > 0.0101) & (t <= 0.011)] == 0)  # the plane's share stalls the transfer
+    assert bps[t >= recovered_by] == pytest.approx(0.75 * line)
+    if nic_mode == "sw":
+        assert np.all(bps[(t > 0.0101) & (t < 1.0)] == 0)  # until the collective library notices

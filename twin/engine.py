@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from twin.maxmin import max_min_rates
-from twin.routing import FabricState, route
+from twin.maxmin import Incidence, max_min_rates
+from twin.routing import FabricState, route, route_transfers
 
 REL = 1e-9
 
@@ -40,6 +40,29 @@ class Flows:
 
     def __len__(self) -> int:
         return len(self.src)
+
+    def incidence(self, state: FabricState) -> Incidence:
+        return route(state, self.src, self.dst, self.entropy)
+
+
+@dataclass
+class Transfers:
+    """Host-to-host transfers that the NICs spread over the planes (`route_transfers`)."""
+
+    src: np.ndarray  # host index
+    dst: np.ndarray
+    size: np.ndarray  # bytes
+    start: np.ndarray  # seconds
+    nic: np.ndarray | None = None  # NIC index on both ends (rail-aligned); default 0
+    entropy: np.ndarray | None = None
+    qps: int = 12  # queue pairs per transfer (software plane balancing pins each to a plane)
+    job: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.src)
+
+    def incidence(self, state: FabricState) -> Incidence:
+        return route_transfers(state, self.src, self.dst, self.nic, self.qps, self.entropy)
 
 
 @dataclass(order=True)
@@ -69,20 +92,24 @@ class Result:
 
 def simulate(
     state: FabricState,
-    flows: Flows,
+    flows: Flows | Transfers,
     changes: list[LinkChange] | None = None,
     convergence_s: float = 0.05,
     until: float = np.inf,
     sample_every: float | None = None,
     hop_latency_s: float = 0.0,
+    nic_hw_delay_s: float = 1e-3,
+    nic_sw_delay_s: float = 1.0,
 ) -> Result:
     """Run `flows` on the fabric of `state` until they all finish (or `until`).
 
-    `changes` alter cable capacities over time; ECMP and spraying next hops follow them
-    `convergence_s` later (control-plane convergence), adaptive routing at once.
+    `changes` alter cable capacities over time. Adaptive routing follows at once; the NIC's
+    plane balancing after `nic_hw_delay_s` (hardware) or `nic_sw_delay_s` (software, when the
+    collective library notices); ECMP and spraying after `convergence_s` (control plane).
     `hop_latency_s` adds the propagation delay of the flow's path (hops x latency) to its
     completion time, as a packet-level simulator's FCT includes it.
     """
+    nic_delay = nic_hw_delay_s if state.nic_mode == "hw" else nic_sw_delay_s
     n = len(flows)
     remaining = flows.size.astype(float).copy()
     finish = np.full(n, np.inf)
@@ -98,8 +125,9 @@ def simulate(
     samples_t: list[float] = []
     samples_b: list[np.ndarray] = []
     next_sample = now if sample_every else np.inf
-    inc = route(state, flows.src, flows.dst, flows.entropy)
+    inc = flows.incidence(state)
     cap = state.link_capacity_bps()
+    hops = inc.hops()
     events = 0
     while True:
         while next_arrival < n and flows.start[order[next_arrival]] <= now * (1 + REL) + 1e-15:
@@ -136,19 +164,20 @@ def simulate(
             _, _, item = heapq.heappop(pending)
             if isinstance(item, LinkChange):
                 state.cable_gbps[item.cable] = item.gbps
-                seq += 1
-                heapq.heappush(pending, (now + convergence_s, seq, "converge"))
-            else:
+                heapq.heappush(pending, (now + convergence_s, seq := seq + 1, "converge"))
+                heapq.heappush(pending, (now + nic_delay, seq := seq + 1, "nic"))
+            elif item == "converge":
                 state.converge()
+            else:
+                state.nic_notices()
             rerouted = True
         if rerouted:
-            inc = route(state, flows.src, flows.dst, flows.entropy)
+            inc = flows.incidence(state)
             cap = state.link_capacity_bps()
         if not active.any() and next_arrival >= n and not pending:
             break
     if hop_latency_s:
-        finish = finish + route(FabricState(state.fabric, mode=list(state.mode), seed=state.seed),
-                                flows.src, flows.dst, flows.entropy).hops() * hop_latency_s
+        finish = finish + hops * hop_latency_s
     return Result(finish, flows.start.astype(float), flows.size.astype(float), link_bytes,
                   np.array(samples_t), np.array(samples_b).reshape(len(samples_t), state.fabric.n_links),
                   events)

@@ -35,11 +35,17 @@ REL_EPS = 1e-9
 
 @dataclass
 class Incidence:
-    """Flow-link incidence `direct + routes @ onehot(flow_route)` (see module docstring)."""
+    """Flow-link incidence `direct + routes @ mix` (see module docstring).
+
+    `mix` (route classes x flows) says how much of each flow follows each route class: one-hot
+    for a flow in one class (give `flow_route` instead), fractions for a flow split over
+    classes (a NIC spreading a transfer over planes).
+    """
 
     direct: sp.csr_matrix  # links x flows
     routes: sp.csr_matrix | None = None  # links x route classes
     flow_route: np.ndarray | None = None  # int per flow, -1 when the flow has no route class
+    mix: sp.csr_matrix | None = None  # route classes x flows; built from flow_route if absent
 
     def __post_init__(self) -> None:
         self.direct = sp.csr_matrix(self.direct)
@@ -47,8 +53,13 @@ class Incidence:
         if self.routes is not None:
             self.routes = sp.csr_matrix(self.routes)
             self._routes_t = self.routes.T.tocsr()
-            self.flow_route = np.asarray(self.flow_route, dtype=np.int64)
-            self._has_route = self.flow_route >= 0
+            if self.mix is None:
+                fr = np.asarray(self.flow_route, dtype=np.int64)
+                has = np.flatnonzero(fr >= 0)
+                self.mix = sp.csr_matrix((np.ones(len(has)), (fr[has], has)),
+                                         shape=(self.routes.shape[1], len(fr)))
+            self.mix = sp.csr_matrix(self.mix)
+            self._mix_t = self.mix.T.tocsr()
 
     @property
     def n_links(self) -> int:
@@ -62,10 +73,7 @@ class Incidence:
         """Per-link sum of a[l, f] * per_flow[f]."""
         out = self.direct @ per_flow
         if self.routes is not None:
-            per_route = np.bincount(self.flow_route[self._has_route],
-                                    weights=per_flow[self._has_route],
-                                    minlength=self.routes.shape[1])
-            out = out + self.routes @ per_route
+            out = out + self.routes @ (self.mix @ per_flow)
         return out
 
     def hops(self) -> np.ndarray:
@@ -74,7 +82,7 @@ class Incidence:
         out = np.asarray(self.direct.sum(axis=0)).ravel()
         if self.routes is not None:
             per_route = np.asarray(self.routes.sum(axis=0)).ravel()
-            out = out + np.where(self._has_route, per_route[np.maximum(self.flow_route, 0)], 0.0)
+            out = out + self._mix_t @ per_route
         return out
 
     def flows_touching(self, link_mask: np.ndarray) -> np.ndarray:
@@ -82,8 +90,7 @@ class Incidence:
         x = link_mask.astype(np.float64)
         hit = self._direct_t @ x
         if self.routes is not None:
-            per_route = self._routes_t @ x
-            hit = hit + np.where(self._has_route, per_route[np.maximum(self.flow_route, 0)], 0.0)
+            hit = hit + self._mix_t @ (self._routes_t @ x)
         return hit > 0
 
 

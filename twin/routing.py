@@ -45,31 +45,101 @@ def mix_hash(*keys: np.ndarray) -> np.ndarray:
     return h
 
 
+NIC_MODES = ("hw", "sw")
+
+
 @dataclass
 class FabricState:
-    """Per-cable capacity now (0 = down) and as the control plane last converged, plus modes."""
+    """Per-cable capacity now (0 = down) and as each mechanism last saw it, plus modes.
+
+    Mechanisms react to a link change at different times: adaptive routing at once, the NIC's
+    hardware plane balancing after `nic_hw_delay_s`, software (per-QP) plane balancing after
+    `nic_sw_delay_s`, ECMP and spraying after the control plane converges.
+    """
 
     fabric: Fabric
-    mode: list[str] = field(default_factory=list)  # per plane
+    mode: list[str] = field(default_factory=list)  # per plane: ecmp | spray | ar
     seed: int = 0
+    nic_mode: str = "hw"  # hw | sw plane balancing
     cable_gbps: np.ndarray = field(init=False)  # current capacity (degraded or 0 when down)
     converged_alive: np.ndarray = field(init=False)  # cable usable for ECMP/spray next hops
+    nic_gbps: np.ndarray = field(init=False)  # cable capacity as the NIC's plane balancing knows it
 
     def __post_init__(self) -> None:
         if not self.mode:
             self.mode = ["ar"] * self.fabric.spec.planes
+        if len(self.mode) != self.fabric.spec.planes:
+            raise ValueError(f"{len(self.mode)} balancing modes for {self.fabric.spec.planes} planes")
         for m in self.mode:
             if m not in MODES:
                 raise ValueError(f"unknown load balancing mode {m!r}; one of {', '.join(MODES)}")
+        if self.nic_mode not in NIC_MODES:
+            raise ValueError(f"unknown NIC plane balancing {self.nic_mode!r}; one of hw, sw")
         self.cable_gbps = self.fabric.cable_gbps.astype(float).copy()
         self.converged_alive = self.cable_gbps > 0
+        self.nic_gbps = self.cable_gbps.copy()
 
     def converge(self) -> None:
         """The control plane has caught up with the current link states."""
         self.converged_alive = self.cable_gbps > 0
 
+    def nic_notices(self) -> None:
+        """The NICs' plane balancing has caught up with the current link states."""
+        self.nic_gbps = self.cable_gbps.copy()
+
     def link_capacity_bps(self) -> np.ndarray:
         return np.repeat(self.cable_gbps * 1e9, 2)
+
+
+def route_transfers(state: FabricState, src_host: np.ndarray, dst_host: np.ndarray,
+                    nic: np.ndarray | None = None, qps: int = 12,
+                    entropy: np.ndarray | None = None) -> Incidence:
+    """Incidence of host-to-host transfers, each spread by the NIC over the planes.
+
+    NIC `nic[t]` of the source sends to the same NIC index of the destination (rail-aligned).
+    Hardware plane balancing splits every transfer over the planes its NIC sees as usable, in
+    proportion to the capacity of its two NIC ports there; software balancing pins each of
+    `qps` queue pairs to one usable plane by hash, so a transfer's share of a plane is the
+    fraction of its QPs there. A transfer is one max-min flow whose incidence mixes its planes:
+    a plane that dies under it stalls it until the NIC moves its bytes (as a collective stalls).
+    """
+    f = state.fabric
+    planes = f.spec.planes
+    src_host = np.asarray(src_host, dtype=np.int64)
+    dst_host = np.asarray(dst_host, dtype=np.int64)
+    n = len(src_host)
+    nic = np.zeros(n, dtype=np.int64) if nic is None else np.asarray(nic, dtype=np.int64)
+    entropy = np.arange(n, dtype=np.int64) if entropy is None else np.asarray(entropy)
+    per_plane = f.spec.hosts * f.spec.nics_per_host
+    src_ep = (np.arange(planes)[:, None] * per_plane + src_host * f.spec.nics_per_host + nic).ravel()
+    dst_ep = (np.arange(planes)[:, None] * per_plane + dst_host * f.spec.nics_per_host + nic).ravel()
+    sub = route(state, src_ep, dst_ep, np.tile(entropy, planes))
+    # what the NIC knows of each plane: its two port links, as of its last reaction
+    port_cap = state.nic_gbps
+    cap = np.minimum(port_cap[f.ep_cable[src_ep]], port_cap[f.ep_cable[dst_ep]]).reshape(planes, n)
+    cap = np.where(src_ep.reshape(planes, n) == dst_ep.reshape(planes, n), 1.0, cap)
+    if state.nic_mode == "hw":
+        w = cap
+    else:
+        usable = cap > 0
+        n_ok = usable.sum(axis=0)
+        rank = np.cumsum(usable, axis=0) - 1  # each plane's index among the usable ones
+        offset = (mix_hash(entropy, np.full(n, state.seed + 1)) % np.uint64(planes)).astype(np.int64)
+        counts = np.zeros((planes, n))
+        for q in range(qps):  # QPs go round-robin over the usable planes, from a hashed offset
+            k = (offset + q) % np.maximum(n_ok, 1)
+            counts += usable & (rank == k[None, :])
+        stuck = n_ok == 0  # no usable plane: the QPs stay where they were, and stall
+        counts[:, stuck] = 1.0
+        w = counts
+    total = w.sum(axis=0, keepdims=True)
+    w = np.divide(w, total, out=np.full_like(w, 1.0 / planes), where=total > 0)
+    rows = np.arange(planes * n)
+    mixw = sp.csr_matrix((w.ravel(), (rows, np.tile(np.arange(n), planes))), shape=(planes * n, n))
+    direct = sub.direct @ mixw
+    if sub.routes is None:
+        return Incidence(direct)
+    return Incidence(direct, sub.routes, mix=sub.mix @ mixw)
 
 
 def _leaf_rows(fabric: Fabric) -> tuple[dict[int, int], np.ndarray]:
