@@ -182,5 +182,41 @@ def _print_table(reader: pa.RecordBatchReader, fh, max_rows: int) -> None:
     fh.write((note + "\n").encode())
 
 
+# -- simulate -------------------------------------------------------------------------------
+
+@main.command()
+@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the results as one JSON object.")
+def simulate(scenario: Path, as_json: bool) -> None:
+    """Run a what-if SCENARIO.toml on the twin (format: twin/scenario.py, examples in scenarios/)."""
+    from twin.scenario import ScenarioError, load, run
+    from twin.topology import TopologyError
+
+    try:
+        outcome = run(load(scenario))
+    except (ScenarioError, TopologyError) as exc:
+        fail(str(exc))
+    out = outcome.as_json()
+    if as_json:
+        click.echo(json.dumps(out, indent=2))
+        return
+    fab = out["fabric"]
+    click.echo(f"fabric   {fab['hosts']} hosts, {fab['endpoints']} endpoints, {fab['planes']} plane(s), "
+               f"{fab['tiers']} tiers, {fab['switches']} switches, {fab['links']} links; "
+               f"balancing {'/'.join(out['balancing']['modes'])}, NIC {out['balancing']['nic']}")
+    for j in out["jobs"]:
+        t = j["completion_s"]
+        click.echo(f"job      {j['name']}: {j['collective']} of {j['size_bytes'] / 2**20:.1f} MiB on "
+                   f"{j['ranks']} ranks: " + (f"{t * 1e3:.3f} ms, algbw {j['algbw_GBps']:.2f} GB/s, "
+                                               f"busbw {j['busbw_GBps']:.2f} GB/s" if t else "did not finish"))
+    fl = out["flows"]
+    if fl["fct_median_s"] is not None:
+        click.echo(f"flows    {fl['finished']} of {fl['count']} finished; completion median "
+                   f"{fl['fct_median_s'] * 1e6:.1f} us, p99 {fl['fct_p99_s'] * 1e6:.1f} us")
+    for link in out["busiest_links"][:5]:
+        click.echo(f"busiest  {link['link']}  {link['utilization'] * 100:.1f}%")
+    click.echo(f"took     {out['wall_s']:.3f} s wall, {out['events']} events")
+
+
 if __name__ == "__main__":
     main()
