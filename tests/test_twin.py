@@ -234,3 +234,24 @@ def test_one_of_four_planes_failing_recovers_to_75_percent(nic_mode, recovered_b
     assert bps[t >= recovered_by] == pytest.approx(0.75 * line)
     if nic_mode == "sw":
         assert np.all(bps[(t > 0.0101) & (t < 1.0)] == 0)  # until the collective library notices
+
+
+@pytest.mark.parametrize("tiers", [2, 3])
+@pytest.mark.parametrize("mode", ["ar", "spray"])
+def test_separable_route_classes_equal_leaf_pair_classes(monkeypatch, tiers, mode):
+    import twin.routing as routing
+
+    spec = (FabricSpec(hosts=1024, tiers=3, leaf_radix=16, spine_radix=16) if tiers == 3 else
+            FabricSpec(hosts=256, leaf_radix=32, spine_radix=32, hosts_per_leaf=16))
+    f = build(spec)
+    rng = np.random.default_rng(4)
+    src = rng.integers(0, spec.hosts, 3000)
+    dst = rng.integers(0, spec.hosts, 3000)
+    st = FabricState(f, mode=[mode])
+    x = rng.random(3000)
+    fast = route(st, src, dst)
+    assert fast.routes.shape[1] < 600  # per leaf and per pod, not per leaf pair
+    monkeypatch.setattr(routing, "_clean_planes", lambda state: np.zeros(1, dtype=bool))
+    slow = route(st, src, dst)
+    assert fast.link_load(x) == pytest.approx(slow.link_load(x), rel=1e-9, abs=1e-9)
+    assert fast.hops() == pytest.approx(slow.hops())

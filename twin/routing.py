@@ -189,17 +189,82 @@ def route(state: FabricState, src_ep: np.ndarray, dst_ep: np.ndarray,
         rows.append(r)
         cols.append(idx[c])
         vals.append(v)
-    routes = None
-    flow_route = np.full(n, -1, dtype=np.int64)
-    if split.any():
-        pairs, inverse = np.unique(
-            np.stack([s_leaf[split], d_leaf[split], (modes[split] == "ar").astype(np.int64)], 1),
-            axis=0, return_inverse=True)
-        routes = _split_routes(state, up, pairs)
-        flow_route[split] = inverse.ravel()
     direct = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
                            shape=(f.n_links, n))
-    return Incidence(direct, routes, flow_route if routes is not None else None)
+    if not split.any():
+        return Incidence(direct)
+    clean = _clean_planes(state)
+    sep = split & clean[plane]
+    pair = split & ~clean[plane]
+    blocks, mix_rows, mix_cols = [], [], []
+    offset = 0
+    if sep.any():
+        m, r, c = _separable_routes(state, up, s_leaf, d_leaf, np.flatnonzero(sep))
+        blocks.append(m)
+        mix_rows.append(r)
+        mix_cols.append(c)
+        offset = m.shape[1]
+    if pair.any():
+        idx = np.flatnonzero(pair)
+        pairs, inverse = np.unique(
+            np.stack([s_leaf[idx], d_leaf[idx], (modes[idx] == "ar").astype(np.int64)], 1),
+            axis=0, return_inverse=True)
+        blocks.append(_split_routes(state, up, pairs))
+        mix_rows.append(offset + inverse.ravel())
+        mix_cols.append(idx)
+    routes = sp.hstack(blocks, format="csr")
+    r = np.concatenate(mix_rows)
+    mix = sp.csr_matrix((np.ones(len(r)), (r, np.concatenate(mix_cols))), shape=(routes.shape[1], n))
+    return Incidence(direct, routes, mix=mix)
+
+
+def _clean_planes(state: FabricState) -> np.ndarray:
+    """Per plane: every fabric cable up at its nominal speed, now and as last converged."""
+    f = state.fabric
+    bad = (f.cable_tier > 0) & ((state.cable_gbps != f.cable_gbps) | ~state.converged_alive)
+    return np.bincount(f.cable_plane[bad], minlength=f.spec.planes) == 0
+
+
+def _separable_routes(state: FabricState, up: np.ndarray, s_leaf: np.ndarray, d_leaf: np.ndarray,
+                      idx: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
+    """Route classes of split flows in clean planes, where every equal-cost path is alike.
+
+    There spraying and adaptive routing both split evenly, so a flow's fabric load is the sum of
+    independent parts: its source leaf's uplinks, its destination leaf's downlinks and, across
+    pods of a 3-tier fabric, the source pod's agg->core and the destination pod's core->agg
+    links. One class per part (per leaf, per pod) instead of one per leaf pair keeps a random
+    permutation on 131K endpoints at two to four classes per flow.
+    Returns (routes, mix rows, mix columns) with mix weights 1.
+    """
+    f = state.fabric
+    n_leaf, width = up.shape
+    cols_up = np.repeat(np.arange(n_leaf), width)
+    ok = up.ravel() >= 0
+    per_leaf = np.maximum((up >= 0).sum(axis=1), 1)
+    w = (1.0 / per_leaf)[cols_up][ok]
+    upm = sp.csr_matrix((w, (2 * up.ravel()[ok], cols_up[ok])), shape=(f.n_links, n_leaf))
+    downm = sp.csr_matrix((w, (2 * up.ravel()[ok] + 1, cols_up[ok])), shape=(f.n_links, n_leaf))
+    blocks = [upm, downm]
+    rows = [s_leaf[idx], n_leaf + d_leaf[idx]]
+    cols = [idx, idx]
+    if f.spec.tiers == 3:
+        lpp = f.extra["pods"][0]["leaves_per_pod"]
+        n_pod = n_leaf // lpp
+        agg_up = f.extra["agg_up_cables"]
+        agg_of_leaf = f.cable_b[up]  # every leaf of a pod reaches the same aggs
+        pod_rows, pod_cables = [], []
+        for pod in range(n_pod):
+            cables = np.concatenate([agg_up[a] for a in agg_of_leaf[pod * lpp]])
+            pod_rows.append(np.full(len(cables), pod))
+            pod_cables.append(cables)
+        pr, pc = np.concatenate(pod_rows), np.concatenate(pod_cables)
+        pw = np.full(len(pc), 1.0 / (len(pc) // n_pod))
+        blocks += [sp.csr_matrix((pw, (2 * pc, pr)), shape=(f.n_links, n_pod)),
+                   sp.csr_matrix((pw, (2 * pc + 1, pr)), shape=(f.n_links, n_pod))]
+        inter = idx[(s_leaf[idx] // lpp) != (d_leaf[idx] // lpp)]
+        rows += [2 * n_leaf + s_leaf[inter] // lpp, 2 * n_leaf + n_pod + d_leaf[inter] // lpp]
+        cols += [inter, inter]
+    return sp.hstack(blocks, format="csr"), np.concatenate(rows), np.concatenate(cols)
 
 
 def _path_cables(state: FabricState, up: np.ndarray, s: np.ndarray, d: np.ndarray):
