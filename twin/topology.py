@@ -94,6 +94,17 @@ class Fabric:
     def link_capacity_bps(self) -> np.ndarray:
         return np.repeat(self.cable_gbps * 1e9, 2)
 
+    @cached_property
+    def link_position(self) -> np.ndarray:
+        """Per directed link, its place on an up-down path: host->leaf 0, leaf->spine 1, ...
+        then the down links in order, so that a link with a lower position comes first."""
+        top = 2 * self.spec.tiers - 1  # positions 0..top
+        up = self.cable_tier
+        out = np.empty(self.n_links, dtype=np.int64)
+        out[0::2] = up
+        out[1::2] = top - up
+        return out
+
     def link_id(self, cable: int) -> str:
         """Design section 3 id of a cable: the two port ids joined by `--`, smaller first."""
         a, b = self.cable_port_a[cable], self.cable_port_b[cable]

@@ -1,0 +1,165 @@
+"""Egress queues on top of the max-min rates: latency, ECN marks, PFC pauses, drops.
+
+The flow-level engine gives every directed link its carried load. This module turns a snapshot
+of loads into what the queues at each link's egress port would show, under these assumptions:
+
+- Not a bottleneck (utilization rho < 1 - 1e-6): packets arrive as a Poisson stream of
+  MTU-sized packets served at line rate, an M/D/1 queue: mean occupancy
+  rho^2 / (2 (1 - rho)) packets.
+- A bottleneck (saturated) of N flows under ECN-based congestion control (DCQCN): the queue
+  stands between the marking thresholds, higher with more flows: Kmin + (Kmax - Kmin)(1 - 1/N).
+- ECN: RED marking between Kmin and Kmax (defaults 150 KB and 1.5 MB), with probability up to
+  `pmax` at Kmax; marked packets per second = probability x packets per second.
+- PFC (lossless ports): a port whose offered load (every crossing flow at its own line rate)
+  exceeds its capacity by more than `xoff_oversubscription` has its switch pause the links that
+  feed it (the hop before it on its flows) for `pfc_share` x (1 - capacity / offered) of the
+  time: without congestion control that would be the whole excess; ECN-based control absorbs
+  most of it after the first round trips, hence the share (default 0.1). A paused link (a NIC that keeps sending
+  pause frames, a storm) stalls its flows, and pauses propagate upstream: a link whose flows
+  continue through a fully paused link is itself fully paused (head-of-line blocking), to a
+  fixed point, like a PFC tree. Lossy ports drop the excess instead: drops = offered - capacity.
+- Latency of a path: per-hop propagation plus queueing (occupancy / line rate) at every hop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from twin.maxmin import Incidence
+
+MTU = 4096
+
+
+@dataclass
+class QueueConfig:
+    kmin_bytes: float = 150e3
+    kmax_bytes: float = 1.5e6
+    pmax: float = 0.2
+    buffer_bytes: float = 16e6
+    xoff_oversubscription: float = 1.05
+    lossless: bool = True
+    pfc_share: float = 0.1
+    hop_latency_s: float = 1e-6
+
+
+@dataclass
+class QueueState:
+    """Per directed link: utilization, queue bytes, delay, ECN marks/s, pause fraction, drops/s."""
+
+    utilization: np.ndarray
+    queue_bytes: np.ndarray
+    delay_s: np.ndarray
+    ecn_marks_per_s: np.ndarray
+    paused_fraction: np.ndarray  # of the time the link's sender is paused by the receiver
+    drops_per_s: np.ndarray
+    bottleneck_flows: np.ndarray
+
+
+def queue_state(inc: Incidence, rates_bps: np.ndarray, capacity_bps: np.ndarray,
+                line_rate_bps: np.ndarray, active: np.ndarray, cfg: QueueConfig | None = None,
+                storms: np.ndarray | None = None, link_pos: np.ndarray | None = None) -> QueueState:
+    """Queues at every egress port for flows at `rates_bps` (bits/s) wanting `line_rate_bps`.
+
+    storms: directed links whose receiver keeps pausing them (a stuck NIC): fully paused, and
+    the pause spreads upstream along the flows; `link_pos` orders the links of a path
+    (`Fabric.link_position`) so that only the links before a paused one are blocked.
+    """
+    cfg = cfg or QueueConfig()
+    cap = np.asarray(capacity_bps, dtype=float)
+    load = inc.link_load(np.where(active, rates_bps, 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rho = np.where(cap > 0, load / cap, 0.0)
+    offered = inc.link_load(np.where(active, line_rate_bps, 0.0))
+    saturated = rho >= 1 - 1e-6
+    # flows bottlenecked at a saturated link: they cross it and run below their line rate
+    slow = active & (rates_bps < line_rate_bps * (1 - 1e-6))
+    n_bneck = np.rint(inc.link_load(slow.astype(float))).astype(np.int64)
+    n_bneck = np.where(saturated, np.maximum(n_bneck, 1), 0)
+    mdl = np.where(rho < 1, rho**2 / (2 * np.maximum(1 - rho, 1e-9)), 0.0) * MTU
+    standing = cfg.kmin_bytes + (cfg.kmax_bytes - cfg.kmin_bytes) * (1 - 1 / np.maximum(n_bneck, 1))
+    queue = np.minimum(np.where(saturated, standing, mdl), cfg.buffer_bytes)
+    mark = np.clip((queue - cfg.kmin_bytes) / (cfg.kmax_bytes - cfg.kmin_bytes), 0, 1) * cfg.pmax
+    mark = np.where(queue >= cfg.kmax_bytes, 1.0, mark)
+    ecn = mark * load / 8 / MTU
+    with np.errstate(divide="ignore", invalid="ignore"):
+        over = np.where(cap > 0, offered / cap, np.where(offered > 0, np.inf, 0.0))
+    pause = np.zeros_like(cap)
+    drops = np.zeros_like(cap)
+    congested = over > cfg.xoff_oversubscription
+    if cfg.lossless and congested.any():
+        if link_pos is None:
+            raise ValueError("PFC needs link_pos to know which links feed a congested port")
+        pause = _feeder_pauses(inc, active, congested, cfg.pfc_share * (1 - 1 / np.maximum(over, 1)),
+                               link_pos)
+    elif not cfg.lossless:
+        drops = np.where(congested, (offered - cap) / 8 / MTU, 0.0)
+    if storms is not None and len(storms):
+        if link_pos is None:
+            raise ValueError("storms need link_pos to know which links are upstream")
+        pause[storms] = 1.0
+        pause = _propagate_pauses(inc, pause, active, link_pos)
+    delay = cfg.hop_latency_s + np.where(cap > 0, queue * 8 / np.maximum(cap, 1), 0.0)
+    return QueueState(rho, queue, delay, ecn, pause, drops, n_bneck)
+
+
+def _feeder_pauses(inc: Incidence, active: np.ndarray, congested: np.ndarray, level: np.ndarray,
+                   link_pos: np.ndarray) -> np.ndarray:
+    """Pause fraction of the links one hop before each congested port on its flows."""
+    a = _explicit(inc, active)
+    pause = np.zeros(a.shape[0])
+    for l in np.flatnonzero(congested):
+        sub = a[:, a[l].indices].tocoo()
+        before = link_pos[sub.row] < link_pos[l]
+        rows, cols = sub.row[before], sub.col[before]
+        if rows.size == 0:
+            continue
+        # on each flow, the link right before the congested port: the highest position below it
+        last = np.full(sub.shape[1], -1)
+        np.maximum.at(last, cols, link_pos[rows])
+        feeders = np.unique(rows[link_pos[rows] == last[cols]])
+        pause[feeders] = np.maximum(pause[feeders], level[l])
+    return pause
+
+
+def _propagate_pauses(inc: Incidence, pause: np.ndarray, active: np.ndarray,
+                      link_pos: np.ndarray) -> np.ndarray:
+    """Fully paused links pause the links before them on every flow that crosses them
+    (head-of-line blocking), to a fixed point: a PFC tree rooted at the storm."""
+    full = pause >= 1.0
+    a = _explicit(inc, active)  # links x flows, boolean
+    positions = np.unique(link_pos)
+    while True:
+        # each flow stops at the first fully paused link on its path
+        first = np.full(a.shape[1], np.inf)
+        for p in positions[::-1]:
+            hit = (a.T @ (full & (link_pos == p)).astype(float)) > 0
+            first[hit] = p
+        blocked = np.zeros_like(full)
+        for p in positions:
+            flows_p = first == p
+            if flows_p.any():
+                blocked |= ((a @ flows_p.astype(float)) > 0) & (link_pos < p)
+        grown = full | blocked
+        if grown.sum() == full.sum():
+            return np.where(full, 1.0, pause)
+        full = grown
+
+
+def _explicit(inc: Incidence, active: np.ndarray) -> sp.csr_matrix:
+    a = inc.direct.copy()
+    if inc.routes is not None:
+        a = a + inc.routes @ inc.mix
+    a = (a @ sp.diags(active.astype(float))).tocsr()
+    a.data = (a.data > 0).astype(float)
+    return a
+
+
+def path_latency(inc: Incidence, delay_s: np.ndarray) -> np.ndarray:
+    """Mean latency of each flow's path: the sum of per-hop delays, weighted by its split."""
+    direct = inc.direct.T @ delay_s
+    if inc.routes is None:
+        return np.asarray(direct)
+    return np.asarray(direct + inc.mix.T @ (inc.routes.T @ delay_s))
