@@ -110,9 +110,9 @@ def _feeder_pauses(inc: Incidence, active: np.ndarray, congested: np.ndarray, le
     """Pause fraction of the links one hop before each congested port on its flows."""
     a = _explicit(inc, active)
     pause = np.zeros(a.shape[0])
-    for l in np.flatnonzero(congested):
-        sub = a[:, a[l].indices].tocoo()
-        before = link_pos[sub.row] < link_pos[l]
+    for port in np.flatnonzero(congested):
+        sub = a[:, a[port].indices].tocoo()
+        before = link_pos[sub.row] < link_pos[port]
         rows, cols = sub.row[before], sub.col[before]
         if rows.size == 0:
             continue
@@ -120,7 +120,7 @@ def _feeder_pauses(inc: Incidence, active: np.ndarray, congested: np.ndarray, le
         last = np.full(sub.shape[1], -1)
         np.maximum.at(last, cols, link_pos[rows])
         feeders = np.unique(rows[link_pos[rows] == last[cols]])
-        pause[feeders] = np.maximum(pause[feeders], level[l])
+        pause[feeders] = np.maximum(pause[feeders], level[port])
     return pause
 
 
