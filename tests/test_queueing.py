@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import polars as pl
 import pytest
 
 from twin.maxmin import max_min_rates
@@ -88,3 +89,25 @@ def test_path_latency_adds_hops_and_queueing(fab):
     def q(rho):
         return rho**2 / (2 * (1 - rho)) * MTU * 8 / 400e9
     assert lat[0] == pytest.approx(4e-6 + 2 * q(0.5) + 2 * q(0.125))
+
+
+def test_storm_stalls_its_victims_for_its_duration_and_counts_pauses(fab):
+    from twin.engine import Flows, Storm, simulate
+    from twin.telemetry import port_counters
+
+    fl = Flows(np.array([0, 1, 8]), np.array([4, 5, 12]), np.full(3, 1e9), np.zeros(3))
+    storm = Storm(0.005, 0.010, 2 * int(fab.ep_cable[5]) + 1)  # gpu-node-0006 storms 5 ms
+    res = simulate(FabricState(fab), fl, storms=[storm], sample_every=0.001, telemetry=QueueConfig())
+    # 1 GB at 400G is 20 ms: the stormer's sender and the victim sharing its spines lose 5 ms
+    assert res.finish == pytest.approx([0.025, 0.025, 0.020])
+    pc = port_counters(fab, res, t0_ns=0)
+    last = pc.filter(pl.col("ts") == pc["ts"].max())
+    tx_pause = dict(last.filter(pl.col("counter") == "tx_pause").group_by("device")
+                    .agg(pl.col("value").sum()).iter_rows())
+    # the stormer sends pause frames for 5 ms at the refresh rate of a 400G link
+    stormer = last.filter((pl.col("counter") == "tx_pause") & (pl.col("device") == "gpu-node-0006"))
+    assert stormer["value"][0] == pytest.approx(np.floor(0.005 * 400e9 / (65535 * 512) * 2))
+    assert tx_pause["leaf-p0-01"] > 0  # the PFC tree reaches the senders' leaf
+    # bytes: every host's tx equals what it sent
+    sent = last.filter((pl.col("counter") == "tx_bytes") & pl.col("device").str.starts_with("gpu"))
+    assert sent["value"].sum() == pytest.approx(3e9, rel=1e-6)

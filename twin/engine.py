@@ -22,7 +22,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from twin.maxmin import Incidence, max_min_rates
+from twin.queueing import MTU, QueueConfig, queue_state, standalone_rates
 from twin.routing import FabricState, route, route_transfers
+
+COUNTERS = ("bytes", "packets", "ecn_marked", "pause_s", "drops")
 
 REL = 1e-9
 
@@ -74,6 +77,16 @@ class LinkChange:
     gbps: float = field(compare=False)
 
 
+@dataclass(order=True)
+class Storm:
+    """From `time` to `end`, the receiver of directed link `link` keeps pausing it (a NIC in a
+    PFC storm pauses its leaf's port towards it: link = 2 * its host cable + 1)."""
+
+    time: float
+    end: float = field(compare=False)
+    link: int = field(compare=False)
+
+
 @dataclass
 class Result:
     finish: np.ndarray  # seconds, inf when not finished by the end
@@ -83,6 +96,9 @@ class Result:
     sample_times: np.ndarray
     link_bytes_at: np.ndarray  # samples x links: cumulative bytes at each sample time
     events: int
+    # with telemetry: cumulative per-link counters at each sample time (samples x links):
+    # bytes, packets, ecn_marked (packets), pause_s (seconds the sender was paused), drops
+    counters_at: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def fct(self) -> np.ndarray:
@@ -100,6 +116,8 @@ def simulate(
     hop_latency_s: float = 0.0,
     nic_hw_delay_s: float = 1e-3,
     nic_sw_delay_s: float = 1.0,
+    storms: list[Storm] | None = None,
+    telemetry: QueueConfig | None = None,
 ) -> Result:
     """Run `flows` on the fabric of `state` until they all finish (or `until`).
 
@@ -108,6 +126,9 @@ def simulate(
     collective library notices); ECMP and spraying after `convergence_s` (control plane).
     `hop_latency_s` adds the propagation delay of the flow's path (hops x latency) to its
     completion time, as a packet-level simulator's FCT includes it.
+    `storms` pause links (PFC storms): their flows and every flow blocked behind them upstream
+    (the PFC tree of `twin.queueing`) stall while the storm lasts. With `telemetry`, the queue
+    model runs on every interval and `Result.counters_at` holds cumulative per-link counters.
     """
     nic_delay = nic_hw_delay_s if state.nic_mode == "hw" else nic_sw_delay_s
     n = len(flows)
@@ -121,6 +142,14 @@ def simulate(
     for i, ch in enumerate(sorted(changes or [])):
         heapq.heappush(pending, (ch.time, i, ch))
     seq = len(pending)
+    for st_ in storms or []:
+        heapq.heappush(pending, (st_.time, seq := seq + 1, ("storm", st_.link, True)))
+        heapq.heappush(pending, (st_.end, seq := seq + 1, ("storm", st_.link, False)))
+    storming: set[int] = set()
+    link_pos = state.fabric.link_position
+    totals = {c: np.zeros(state.fabric.n_links) for c in COUNTERS}
+    samples_c: dict[str, list[np.ndarray]] = {c: [] for c in COUNTERS}
+    line_rate = None
     link_bytes = np.zeros(state.fabric.n_links)
     samples_t: list[float] = []
     samples_b: list[np.ndarray] = []
@@ -133,8 +162,21 @@ def simulate(
         while next_arrival < n and flows.start[order[next_arrival]] <= now * (1 + REL) + 1e-15:
             active[order[next_arrival]] = True
             next_arrival += 1
-        rates = max_min_rates(inc, cap, active=active) / 8.0  # bytes/s
+        eff_cap = cap
+        if storming:
+            blocked = queue_state(inc, np.zeros(n), cap, np.zeros(n), active,
+                                  storms=np.array(sorted(storming)), link_pos=link_pos)
+            eff_cap = np.where(blocked.paused_fraction >= 1.0, 0.0, cap)
+        rates = max_min_rates(inc, eff_cap, active=active) / 8.0  # bytes/s
         load = inc.link_load(rates)
+        if telemetry is not None:
+            if line_rate is None:
+                line_rate = standalone_rates(inc, cap)
+            q = queue_state(inc, rates * 8, eff_cap, line_rate, active, telemetry,
+                            storms=np.array(sorted(storming)) if storming else None,
+                            link_pos=link_pos)
+            per_s = {"bytes": load, "packets": load / MTU, "ecn_marked": q.ecn_marks_per_s,
+                     "pause_s": q.paused_fraction, "drops": q.drops_per_s}
         with np.errstate(divide="ignore", invalid="ignore"):
             t_done = np.where(active & (rates > 0), remaining / rates, np.inf)
         t_finish = now + t_done.min(initial=np.inf)
@@ -144,12 +186,18 @@ def simulate(
         while next_sample <= t_next and next_sample <= until:
             samples_t.append(next_sample)
             samples_b.append(link_bytes + load * (next_sample - now))
+            if telemetry is not None:
+                for c in COUNTERS:
+                    samples_c[c].append(totals[c] + per_s[c] * (next_sample - now))
             next_sample += sample_every  # type: ignore[operator]
         if not np.isfinite(t_next):
             break
         dt = t_next - now
         remaining -= rates * dt
         link_bytes += load * dt
+        if telemetry is not None:
+            for c in COUNTERS:
+                totals[c] += per_s[c] * dt
         now = t_next
         events += 1
         if t_next == t_finish:
@@ -162,7 +210,9 @@ def simulate(
         rerouted = False
         while pending and pending[0][0] <= now:
             _, _, item = heapq.heappop(pending)
-            if isinstance(item, LinkChange):
+            if isinstance(item, tuple):  # a storm starts or ends
+                (storming.add if item[2] else storming.discard)(item[1])
+            elif isinstance(item, LinkChange):
                 state.cable_gbps[item.cable] = item.gbps
                 heapq.heappush(pending, (now + convergence_s, seq := seq + 1, "converge"))
                 heapq.heappush(pending, (now + nic_delay, seq := seq + 1, "nic"))
@@ -174,10 +224,12 @@ def simulate(
         if rerouted:
             inc = flows.incidence(state)
             cap = state.link_capacity_bps()
+            line_rate = None
         if not active.any() and next_arrival >= n and not pending:
             break
     if hop_latency_s:
         finish = finish + hops * hop_latency_s
     return Result(finish, flows.start.astype(float), flows.size.astype(float), link_bytes,
                   np.array(samples_t), np.array(samples_b).reshape(len(samples_t), state.fabric.n_links),
-                  events)
+                  events, {c: np.array(v).reshape(len(samples_t), state.fabric.n_links)
+                           for c, v in samples_c.items()} if telemetry is not None else {})

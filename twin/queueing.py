@@ -148,13 +148,28 @@ def _propagate_pauses(inc: Incidence, pause: np.ndarray, active: np.ndarray,
         full = grown
 
 
-def _explicit(inc: Incidence, active: np.ndarray) -> sp.csr_matrix:
+def _explicit(inc: Incidence, active: np.ndarray, weighted: bool = False) -> sp.csr_matrix:
     a = inc.direct.copy()
     if inc.routes is not None:
         a = a + inc.routes @ inc.mix
     a = (a @ sp.diags(active.astype(float))).tocsr()
-    a.data = (a.data > 0).astype(float)
+    a.eliminate_zeros()
+    if not weighted:
+        a.data = (a.data > 0).astype(float)
     return a
+
+
+def standalone_rates(inc: Incidence, capacity_bps: np.ndarray) -> np.ndarray:
+    """What each flow would get alone on the fabric: min over its links of capacity / share
+    (its NIC line rate on a healthy non-blocking fabric). The offered load PFC reasons with."""
+    a = _explicit(inc, np.ones(inc.n_flows, dtype=bool), weighted=True).tocsc()
+    out = np.full(inc.n_flows, np.inf)
+    nonempty = np.diff(a.indptr) > 0
+    if a.nnz:
+        per_entry = capacity_bps[a.indices] / a.data
+        starts = a.indptr[:-1][nonempty]
+        out[nonempty] = np.minimum.reduceat(per_entry, starts)
+    return out
 
 
 def path_latency(inc: Incidence, delay_s: np.ndarray) -> np.ndarray:
