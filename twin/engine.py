@@ -153,6 +153,8 @@ def simulate(
     link_bytes = np.zeros(state.fabric.n_links)
     samples_t: list[float] = []
     samples_b: list[np.ndarray] = []
+    t_first = now
+    k_sample = 0
     next_sample = now if sample_every else np.inf
     inc = flows.incidence(state)
     cap = state.link_capacity_bps()
@@ -183,13 +185,14 @@ def simulate(
         t_arrival = flows.start[order[next_arrival]] if next_arrival < n else np.inf
         t_change = pending[0][0] if pending else np.inf
         t_next = min(t_finish, t_arrival, t_change, until)
-        while next_sample <= t_next and next_sample <= until:
+        while next_sample <= t_next * (1 + 1e-12) and next_sample <= until:
             samples_t.append(next_sample)
             samples_b.append(link_bytes + load * (next_sample - now))
             if telemetry is not None:
                 for c in COUNTERS:
                     samples_c[c].append(totals[c] + per_s[c] * (next_sample - now))
-            next_sample += sample_every  # type: ignore[operator]
+            k_sample += 1
+            next_sample = t_first + k_sample * sample_every  # type: ignore[operator]
         if not np.isfinite(t_next):
             break
         dt = t_next - now
