@@ -106,6 +106,26 @@ class Result:
         return self.finish - self.start
 
 
+def _after_departures(inc: Incidence, cap: np.ndarray, active: np.ndarray, rates: np.ndarray,
+                      departed: float) -> np.ndarray:
+    """Max-min rates after flows of rate >= `departed` (bytes/s) left, nothing else changing.
+
+    Progressive filling reaches every level below `departed` without the departed flows (they
+    were still rising there and crossed no link that saturated), so the flows slower than them
+    keep their rates; only the others are refilled, in the capacity the slow ones leave.
+    This is what makes ECMP runs, with their many completion times, cheap.
+    """
+    keep = active & (rates < departed * (1 - 1e-9))
+    if not keep.any():
+        return max_min_rates(inc, cap, active=active) / 8.0
+    redo = active & ~keep
+    if not redo.any():
+        return np.where(keep, rates, 0.0)
+    left = np.maximum(cap - inc.link_load(np.where(keep, rates, 0.0)) * 8.0, 0.0)
+    new = max_min_rates(inc, left, active=redo) / 8.0
+    return np.where(keep, rates, new)
+
+
 def simulate(
     state: FabricState,
     flows: Flows | Transfers,
@@ -160,16 +180,25 @@ def simulate(
     cap = state.link_capacity_bps()
     hops = inc.hops()
     events = 0
+    rates = np.zeros(n)
+    departed_rate = None  # lowest rate among the flows that just completed, if nothing else changed
     while True:
+        arrived = False
         while next_arrival < n and flows.start[order[next_arrival]] <= now * (1 + REL) + 1e-15:
             active[order[next_arrival]] = True
             next_arrival += 1
+            arrived = True
+        if arrived:
+            departed_rate = None
         eff_cap = cap
         if storming:
             blocked = queue_state(inc, np.zeros(n), cap, np.zeros(n), active,
                                   storms=np.array(sorted(storming)), link_pos=link_pos)
             eff_cap = np.where(blocked.paused_fraction >= 1.0, 0.0, cap)
-        rates = max_min_rates(inc, eff_cap, active=active) / 8.0  # bytes/s
+        if departed_rate is not None and not storming:
+            rates = _after_departures(inc, eff_cap, active, rates, departed_rate)
+        else:
+            rates = max_min_rates(inc, eff_cap, active=active) / 8.0  # bytes/s
         load = inc.link_load(rates)
         if telemetry is not None:
             if line_rate is None:
@@ -203,11 +232,14 @@ def simulate(
                 totals[c] += per_s[c] * dt
         now = t_next
         events += 1
+        departed_rate = None
         if t_next == t_finish:
             done = active & (t_done <= dt * (1 + REL) + 1e-15)
             finish[done] = now
             remaining[done] = 0.0
             active &= ~done
+            departed_rate = float(rates[done].min()) if done.any() else None
+            rates = np.where(done, 0.0, rates)
         if now >= until:
             break
         rerouted = False
@@ -225,6 +257,7 @@ def simulate(
                 state.nic_notices()
             rerouted = True
         if rerouted:
+            departed_rate = None
             inc = flows.incidence(state)
             cap = state.link_capacity_bps()
             line_rate = None

@@ -85,6 +85,34 @@ class Incidence:
             out = out + self._mix_t @ per_route
         return out
 
+    def flows_of_links(self, links: np.ndarray) -> np.ndarray:
+        """Indices of the flows putting load on any of `links` (unique, sorted)."""
+        parts = [self.direct[links].indices]
+        if self.routes is not None:
+            classes = np.unique(self.routes[links].indices)
+            if classes.size:
+                parts.append(self.mix[classes].indices)
+        return np.unique(np.concatenate(parts)) if parts else np.empty(0, np.int64)
+
+    def load_of_flows(self, flows: np.ndarray) -> np.ndarray:
+        """Per-link load of the given flows at unit rate (dense, links long)."""
+        if not hasattr(self, "_direct_c"):
+            self._direct_c = self.direct.tocsc()
+            if self.routes is not None:
+                self._routes_c = self.routes.tocsc()
+                self._mix_c = self.mix.tocsc()
+        out = np.zeros(self.n_links)
+        sub = self._direct_c[:, flows]
+        np.add.at(out, sub.indices, sub.data)
+        if self.routes is not None:
+            m = self._mix_c[:, flows]
+            if m.nnz:
+                per_class = np.bincount(m.indices, weights=m.data, minlength=self.routes.shape[1])
+                classes = np.flatnonzero(per_class)
+                r = self._routes_c[:, classes]
+                np.add.at(out, r.indices, r.data * np.repeat(per_class[classes], np.diff(r.indptr)))
+        return out
+
     def flows_touching(self, link_mask: np.ndarray) -> np.ndarray:
         """Boolean per flow: does the flow put load on any link of `link_mask`?"""
         x = link_mask.astype(np.float64)
@@ -106,32 +134,55 @@ def max_min_rates(
     flow_cap: optional per-flow ceiling (a NIC's line rate, an application's demand).
     active: optional mask; inactive flows get rate 0 and take no capacity.
     A flow that crosses no link and has no cap is unbounded: its rate is `inf`.
+
+    Progressive filling with incremental bookkeeping: every live flow sits at the same level,
+    so a round costs O(links still loaded + entries of the flows it freezes), not O(nnz).
     """
     n = inc.n_flows
     rates = np.zeros(n)
-    live = np.ones(n, dtype=bool) if active is None else active.copy()
-    residual = np.asarray(capacity, dtype=np.float64).copy()
+    live = np.ones(n, dtype=bool) if active is None else np.asarray(active, dtype=bool).copy()
+    capacity = np.asarray(capacity, dtype=np.float64)
+    residual = capacity.copy()
     scale = max(float(residual.max(initial=0.0)), 1.0)
     cap = np.full(n, np.inf) if flow_cap is None else np.asarray(flow_cap, dtype=np.float64)
+    coef = inc.link_load(live.astype(np.float64))
     # flows on a dead link are stuck at zero from the start
-    dead = residual <= REL_EPS * scale
+    dead = (residual <= REL_EPS * scale) & (coef > REL_EPS)
     if dead.any():
-        live &= ~inc.flows_touching(dead & (inc.link_load(live.astype(np.float64)) > 0))
+        stuck = inc.flows_of_links(np.flatnonzero(dead))
+        stuck = stuck[live[stuck]]
+        live[stuck] = False
+        coef -= inc.load_of_flows(stuck)
+    used = np.flatnonzero(coef > REL_EPS)
+    cap_order = np.argsort(cap, kind="stable")
+    cap_order = cap_order[live[cap_order] & np.isfinite(cap[cap_order])]
+    cap_ptr = 0
+    level = 0.0
+    tol = REL_EPS * np.maximum(capacity, scale * REL_EPS)
     while live.any():
-        coef = inc.link_load(live.astype(np.float64))
-        used = coef > REL_EPS
-        step_links = (residual[used] / coef[used]).min() if used.any() else np.inf
-        headroom = cap[live] - rates[live]
-        step_caps = headroom.min() if headroom.size else np.inf
+        while cap_ptr < len(cap_order) and not live[cap_order[cap_ptr]]:
+            cap_ptr += 1
+        step_caps = cap[cap_order[cap_ptr]] - level if cap_ptr < len(cap_order) else np.inf
+        step_links = (residual[used] / coef[used]).min() if used.size else np.inf
         step = min(step_links, step_caps)
         if not np.isfinite(step):
             rates[live] = np.inf
             break
         step = max(step, 0.0)
-        rates[live] += step
-        residual -= step * coef
-        saturated = used & (residual <= REL_EPS * np.maximum(capacity, scale * REL_EPS))
-        frozen = inc.flows_touching(saturated) if saturated.any() else np.zeros(n, dtype=bool)
-        frozen |= rates >= cap * (1 - REL_EPS)
-        live &= ~frozen
+        level += step
+        residual[used] -= step * coef[used]
+        saturated = used[residual[used] <= tol[used]]
+        frozen = inc.flows_of_links(saturated) if saturated.size else np.empty(0, np.int64)
+        frozen = frozen[live[frozen]]
+        while cap_ptr < len(cap_order) and cap[cap_order[cap_ptr]] <= level * (1 + REL_EPS):
+            f = cap_order[cap_ptr]
+            if live[f]:
+                frozen = np.append(frozen, f)
+            cap_ptr += 1
+        frozen = np.unique(frozen)
+        rates[frozen] = level
+        live[frozen] = False
+        if frozen.size:
+            coef -= inc.load_of_flows(frozen)
+            used = used[coef[used] > REL_EPS]
     return rates
