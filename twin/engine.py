@@ -225,7 +225,8 @@ def simulate(
         if not np.isfinite(t_next):
             break
         dt = t_next - now
-        remaining -= rates * dt
+        with np.errstate(invalid="ignore"):  # a flow to itself has an infinite rate
+            remaining = np.where(np.isinf(rates), 0.0, remaining - rates * dt)
         link_bytes += load * dt
         if telemetry is not None:
             for c in COUNTERS:
