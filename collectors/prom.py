@@ -6,12 +6,14 @@ preceded by a timestamp line (`date -Ins`, `date -Iseconds`, `date +%s.%N`); a s
 timestamp of its own takes the last timestamp line's.
 
 A record is one sample line; HELP/TYPE/UNIT/EOF lines, comments, blank lines and timestamp lines
-are not records. Speed: blocks of ~16 MB are split into lines and cut at the first '}' (or the
-first space) by polars string kernels; each distinct `name{labels}` is validated and resolved
-once in Python (device, interface, qualifier); any line this cheap cut does not take exactly
-(escapes with braces, tabs, exemplars, OpenMetrics float timestamps, non-ASCII, garbage) goes
-through the exact line parser, which also words every reject reason. A property test checks
-that both paths agree.
+are not records. Speed: blocks of ~4 MB (memory stays flat whatever the file size) are split into
+lines and cut at the first '}' (or the first space) by polars string kernels, and each line's
+series id found by a join with the keys seen so far. New keys are resolved in bulk (device,
+interface, qualifier): the plain ones (`name{k="v",...}`) per label shape with polars, the same
+way `resolve_series` does one by one, the others in Python. Any line this cheap cut does not take
+exactly (escapes with braces, tabs, exemplars, OpenMetrics float timestamps, non-ASCII, garbage)
+goes through the exact line parser, which also words every reject reason. Property tests check
+that both paths, and both resolvers, agree. Loaded rows reach the sink in frames of OUT_ROWS.
 """
 
 from __future__ import annotations
@@ -75,7 +77,8 @@ _SKIP = r"^[ \t]*(?:#.*)?$"
 _TSLINE = (r"^[ \t]*(?:[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)?"
            r"[ \t]*(?:Z|[+-][0-9]{2}:?[0-9]{2})?|[0-9]{9,19}(?:\.[0-9]+)?)[ \t]*$")
 
-BLOCK_CHARS = 1 << 24  # ~16 MB of text per vectorized block
+BLOCK_CHARS = 1 << 22  # ~4 MB of text per vectorized block
+OUT_ROWS = 1 << 18  # rows handed to the sink at a time: a store loads big batches faster
 _BAD_TS = -(2**63)  # scrape timestamp after an unparseable timestamp line
 _I64 = 2**63 - 1
 
@@ -241,6 +244,9 @@ def resolve_series(name: str, labels: list[tuple[str, str]], sink: Sink, host_hi
 
 
 # -- the parser -------------------------------------------------------------------------------
+_SERIES = {c: pl.String for c in ("device", "ifname", "metric", "qualifier", "reason")}
+
+
 class _FileState:
     """Everything one parse keeps between blocks."""
 
@@ -256,43 +262,65 @@ class _FileState:
         self.openmetrics = False
         self.mult = 1_000_000
         self.scrape: int | None = None  # last timestamp line's value carried across blocks
+        self.bad_times = False  # a timestamp line was not a valid time
         self.devices: dict[str, str] = {}
-        self.ids: dict = {}  # series key -> index into the tables below
-        self.dev: list[str] = []
-        self.ifn: list[str] = []
-        self.met: list[str] = []
-        self.qual: list[str] = []
-        self.reason: list[str | None] = []
-        # vectorized key -> series id, per key kind (braced or bare), grown as keys appear
-        self.known = {kind: pl.DataFrame(schema={"key": pl.String, "id": pl.Int64})
-                      for kind in (True, False)}
+        # series: id -> row of `table` (device, ifname, metric, qualifier, reason or null);
+        # the rows the Python resolver made wait in `pending` until the table is next read
+        self.table = pl.DataFrame(schema=_SERIES)
+        self.pending: list[tuple[str, str, str, str, str | None]] = []
+        self.n = 0  # series ids given out
+        self.bad: dict[int, str] = {}  # series id -> why its samples are rejected
+        self.ids: dict = {}  # exact parser's (name, labels) -> series id
+        # vectorized key (`name{labels}` with its '}', or a bare `name`) -> series id, -1 when
+        # the key is not exactly that (the exact parser takes the line)
+        self.known = pl.DataFrame(schema={"key": pl.String, "id": pl.Int64})
+        self.out: list[pl.DataFrame] = []  # loaded rows not yet handed to the sink
+        self.out_rows = 0
+
+    def new_series(self, name: str, labels: list[tuple[str, str]]) -> int:
+        """Resolve one series in Python (the exact resolver) and give it an id."""
+        sid = self.n
+        self.n += 1
+        r = resolve_series(name, labels, self.sink, self.hint, self.devices)
+        if isinstance(r, str):
+            self.pending.append(("", "", "", "", r))
+            self.bad[sid] = r
+        else:
+            self.pending.append((*r, None))
+        return sid
 
     def series_id(self, key: object, name: str, labels: list[tuple[str, str]]) -> int:
         sid = self.ids.get(key)
         if sid is None:
-            sid = self.ids[key] = len(self.reason)
-            r = resolve_series(name, labels, self.sink, self.hint, self.devices)
-            if isinstance(r, str):
-                self.dev.append("")
-                self.ifn.append("")
-                self.met.append("")
-                self.qual.append("")
-                self.reason.append(r)
-            else:
-                self.dev.append(r[0])
-                self.ifn.append(r[1])
-                self.met.append(r[2])
-                self.qual.append(r[3])
-                self.reason.append(None)
+            sid = self.ids[key] = self.new_series(name, labels)
         return sid
 
-    def key_id(self, key: str, braced: bool) -> int:
-        """The series id of a vectorized key: `name{labels` (braced, its '}' split off) or a
-        bare `name`; -1 when the key is not exactly that, so the exact parser takes the line."""
-        ck = (key, braced)
-        sid = self.ids.get(ck)
-        if sid is not None:
-            return sid
+    def series_table(self) -> pl.DataFrame:
+        """The series table with every id given out so far."""
+        if self.pending:
+            new = pl.DataFrame(self.pending, schema=_SERIES, orient="row")
+            self.pending = []
+            self.table = pl.concat([self.table, new])
+            if self.table.n_chunks() > 16:
+                self.table = self.table.rechunk()
+        return self.table
+
+    def add_series(self, rows: pl.DataFrame) -> pl.Series:
+        """Append resolved series (the `_SERIES` columns) and return their new ids."""
+        table = self.series_table()
+        ids = pl.int_range(self.n, self.n + rows.height, dtype=pl.Int64, eager=True)
+        self.n += rows.height
+        self.table = pl.concat([table, rows.select(list(_SERIES))])
+        if self.table.n_chunks() > 16:
+            self.table = self.table.rechunk()
+        bad = rows.select(ids.alias("id"), "reason").filter(pl.col("reason").is_not_null())
+        self.bad.update(zip(bad["id"].to_list(), bad["reason"].to_list(), strict=True))
+        return ids
+
+    def key_id(self, key: str) -> int:
+        """The series id of a vectorized key: `name{labels}` or a bare `name`; -1 when the key
+        is not exactly that, so the exact parser takes the line."""
+        braced = key.endswith("}")
         brace = key.find("{")
         name = key if brace < 0 else key[:brace]
         labels: list[tuple[str, str]] = []
@@ -302,14 +330,26 @@ class _FileState:
             elif brace < 0:
                 ok = False
             else:
-                labels, end, qname = parse_labels(key + "}", brace)
-                ok = end == len(key) + 1 and qname is None and _NAME.fullmatch(name) is not None
+                labels, end, qname = parse_labels(key, brace)
+                ok = end == len(key) and qname is None and _NAME.fullmatch(name) is not None
         except BadLine:
             ok = False
-        if not ok:
-            self.ids[ck] = -1
-            return -1
-        return self.series_id(ck, name, labels)
+        return self.new_series(name, labels) if ok else -1
+
+    def emit(self, rows: pl.DataFrame) -> None:
+        """Queue loaded rows for the sink, which gets them in batches of OUT_ROWS or more."""
+        self.out.append(rows)
+        self.out_rows += rows.height
+        if self.out_rows >= OUT_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.out:
+            rows = pl.concat(self.out) if len(self.out) > 1 else self.out[0]
+            self.out = []
+            self.out_rows = 0
+            self.sink.samples_frame(rows)
+            self.sink.accept(rows.height)
 
     def time_line(self, text: str) -> int:
         t = text.strip()
@@ -321,7 +361,49 @@ class _FileState:
 
 
 def _blocks(fh: IO[str]) -> Iterator[str]:
-    """Blocks of whole lines (without the final newline) of about BLOCK_CHARS characters."""
+    """Blocks of whole lines (without the final newline) of about BLOCK_CHARS bytes.
+
+    Reads the bytes under the text stream and decodes a block at a time: a block ends at a
+    '\n', so it never splits a UTF-8 sequence or a '\r\n', and its text is what the text
+    stream gives (undecodable bytes as U+FFFD, '\r\n' and a lone '\r' as '\n')."""
+    raw = getattr(fh, "buffer", None)
+    if raw is None:  # a plain text stream
+        yield from _text_blocks(fh)
+        return
+    buf = bytearray(max(BLOCK_CHARS, 1))
+    held = 0  # bytes at the start of buf after the last newline: the next block's start
+    while True:
+        if held == len(buf):  # a line longer than the buffer
+            buf.extend(bytes(len(buf)))
+        with memoryview(buf) as view:
+            got = raw.readinto(view[held:])
+        end = held + got
+        if not got:
+            if held:
+                text = _decode(buf[:held])
+                yield text[:-1] if text.endswith("\n") else text
+            return
+        cut = buf.rfind(b"\n", 0, end)
+        if cut < 0:
+            held = end
+            continue
+        with memoryview(buf) as view:
+            if buf.find(b"\r", 0, cut) >= 0:  # a '\r' before the cut is part of the newline
+                yield _decode(view[:cut + 1])[:-1]
+            else:
+                yield _decode(view[:cut])
+        held = end - cut - 1
+        buf[:held] = buf[cut + 1:end]
+
+
+def _decode(data: bytes | memoryview) -> str:
+    text = str(data, "utf-8", "replace")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+def _text_blocks(fh: IO[str]) -> Iterator[str]:
     tail = ""
     while True:
         data = fh.read(BLOCK_CHARS)
@@ -365,6 +447,7 @@ class PromTextParser:
                     st.mult = NS if st.openmetrics else 1_000_000
                     first = False
                 base += _parse_block(st, block, base)
+        st.flush()
 
 
 def _sniff(head: str, rel: str) -> bool:
@@ -408,10 +491,11 @@ def _scrape_column(st: _FileState, rest: pl.DataFrame, base: int, n: int,
     for ln, raw in tsl.select("ln", "raw").iter_rows():
         v = st.time_line(raw)
         if v == _BAD_TS:
+            st.bad_times = True
             rejects.append((ln, f"timestamp line {raw.strip()[:40]!r} is not a valid time", raw))
         idx.append(ln - base)
         vals.append(v)
-    col = pl.Series("scrape", [None] * n, dtype=pl.Int64)
+    col = pl.repeat(None, n, dtype=pl.Int64, eager=True).alias("scrape")
     col = col.scatter(idx, pl.Series(vals, dtype=pl.Int64)).forward_fill()
     if st.scrape is not None:
         col = col.fill_null(st.scrape)
@@ -419,55 +503,202 @@ def _scrape_column(st: _FileState, rest: pl.DataFrame, base: int, n: int,
     return col
 
 
-def _with_ids(st: _FileState, frame: pl.DataFrame, braced: bool) -> pl.DataFrame:
-    """Add the series id of each candidate row's key (-1: let the exact parser look)."""
-    if frame.height == 0:
-        return frame.with_columns(pl.lit(0, dtype=pl.Int64).alias("id"))
-    known = st.known[braced]
-    missing = frame.select(pl.col("key").unique()).join(known, on="key", how="anti")["key"]
-    if missing.len():
-        ids = pl.Series([st.key_id(k, braced) for k in missing.to_list()], dtype=pl.Int64)
-        known = st.known[braced] = pl.concat([known, pl.DataFrame({"key": missing, "id": ids})])
-    return frame.join(known, on="key", how="left", maintain_order="left")
+# -- series resolved in bulk --------------------------------------------------------------------
+# the plain label sets the bulk resolver takes: no blanks, no trailing comma, no escapes, at least
+# one label; anything else (and duplicate names) goes through `_FileState.key_id`
+_LNAME = r"[a-zA-Z_][a-zA-Z0-9_]*"
+_BULK_KEY = rf'^[a-zA-Z_:][a-zA-Z0-9_:]*\{{{_LNAME}="[^"\\]*"(?:,{_LNAME}="[^"\\]*")*\}}$'
+_BULK_MIN = 64  # fewer new keys (or fewer keys of one label shape) than this: Python is cheaper
 
 
-def _candidates(st: _FileState, df: pl.DataFrame) -> pl.DataFrame:
-    """Rows split the cheap way: `key` (up to the first '}' or space), value and timestamp."""
+def _metric_class(name: str) -> tuple[str, str]:
+    """(metric, class) of a series name: the class is what `resolve_series` looks at in the
+    name: `n` netdev family, `i` RDMA device family, `o` other; `n3` a node_ethtool prio 3."""
+    metric = strip_namespace(name)
+    cls = "n" if metric.startswith(NETDEV_FAMILIES) else \
+        "i" if metric.startswith(IBDEV_FAMILY) else "o"
+    if metric.startswith("node_ethtool_") and (p := _PRIO.search(metric)):
+        cls += p[1]
+    return metric, cls
+
+
+def _plan(shape: str, cls: str) -> tuple[str | None, str | None, list[tuple[str, str | int]],
+                                        list[str]] | None:
+    """How `resolve_series` treats every series of one label shape and metric class.
+
+    `shape` is the label set with each value replaced by 1 (set) or 0 (empty, that is absent):
+    `{instance=1,interface=1,job=0}`. Returns (device label, interface label, qualifier items
+    sorted by name, label names in order), a qualifier item's value being the index of the label
+    it comes from or (the node_ethtool priority) a literal; None when the shape needs the
+    Python resolver.
+    """
+    items = shape[1:-1].split(",")
+    names = [it[:-2] for it in items]
+    if len(set(names)) != len(names):
+        return None
+    d = [n for n, it in zip(names, items, strict=True) if it.endswith("=1")]
+    dev_name = next((k for k in DEVICE_LABELS if k in d), None)
+    if_label = next((k for k in IF_LABELS if k in d), None)
+    if if_label is None and "device" in d:
+        if cls[0] == "n":
+            if_label = "device"
+        elif cls[0] == "i":
+            return None  # the interface is sink.netdev(device, ibdev, port): per series
+    used = set(ALWAYS_CONSUMED) | {dev_name, if_label}
+    qual: dict[str, str | int] = {}
+    for k in d:
+        if k not in used:
+            key = LABEL_RENAMES.get(k, k)
+            qual[key if key not in d or key == k else k] = names.index(k)
+    if len(cls) > 1:
+        qual.setdefault("priority", cls[1:])
+    return dev_name, if_label, sorted(qual.items()), names
+
+
+def _resolve_keys(st: _FileState, keys: pl.Series) -> pl.DataFrame:
+    """Series ids (new ones resolved) for distinct keys not seen yet: a frame (key, id).
+
+    Keys with a plain label set are resolved per label shape with polars, the same way
+    `resolve_series` does one by one; the others go through the exact resolver.
+    """
+    out = []
+    if keys.len() >= _BULK_MIN:
+        frame = pl.DataFrame({"key": keys})
+        simple = frame["key"].str.contains(_BULK_KEY)
+        bulk = frame.filter(simple)
+        keys = frame.filter(~simple)["key"]
+        rest, done = _bulk_series(st, bulk)
+        out.append(done)
+        keys = pl.concat([keys, rest])
+    if keys.len():
+        ids = [st.key_id(k) for k in keys.to_list()]
+        out.append(pl.DataFrame({"key": keys, "id": pl.Series(ids, dtype=pl.Int64)}))
+    return pl.concat(out)
+
+
+def _bulk_series(st: _FileState, bulk: pl.DataFrame) -> tuple[pl.Series, pl.DataFrame]:
+    """Resolve plain keys per (label shape, metric class): (keys left over, frame (key, id))."""
+    key = pl.col("key")
+    bulk = bulk.with_columns(
+        key.str.extract(r"^([^{]*)", 1).alias("name"),
+        key.str.replace(r"^[^{]*", "").str.replace_all(r'="[^"]+"', "=1", literal=False)
+        .str.replace_all('=""', "=0", literal=True).alias("shape"))
+    names = bulk["name"].unique().to_list()
+    classes = [_metric_class(n) for n in names]
+    bulk = bulk.join(pl.DataFrame({"name": names, "metric": [m for m, _ in classes],
+                                   "cls": [c for _, c in classes]},
+                                  schema={"name": pl.String, "metric": pl.String,
+                                          "cls": pl.String}), on="name")
+    # label shapes shared by few keys (rare: label names that vary per series) go to Python
+    few = pl.len().over("shape", "cls") < _BULK_MIN
+    left: list[pl.Series] = [bulk.filter(few)["key"]]
+    parts: list[pl.DataFrame] = []
+    for (shape, cls), part in bulk.filter(~few).partition_by("shape", "cls", as_dict=True).items():
+        plan = _plan(shape, cls)
+        if plan is None:
+            left.append(part["key"])
+            continue
+        dev_name, if_label, qual, names_ = plan
+        pattern = r"^[^{]*\{" + ",".join(f'{n}="([^"]*)"' for n in names_) + r"\}$"
+        g = pl.col("g").struct
+        dev = g.field(str(names_.index(dev_name) + 1)) if dev_name else pl.lit(st.hint or "")
+        ifn = g.field(str(names_.index(if_label) + 1)) if if_label else pl.lit("")
+        q: list[pl.Expr] = []
+        for j, (k, src) in enumerate(qual):
+            q.append(pl.lit(("," if j else "") + k + "="))
+            q.append(pl.lit(src) if isinstance(src, str) else g.field(str(src + 1)))
+        parts.append(part.with_columns(key.str.extract_groups(pattern).alias("g")).select(
+            "key", dev.alias("raw_device"), pl.lit(dev_name is not None).alias("mapped"),
+            ifn.alias("ifname"), "metric",
+            (pl.concat_str(q) if q else pl.lit("")).alias("qualifier")))
+    leftover = pl.concat(left)
+    if not parts:
+        return leftover, pl.DataFrame(schema={"key": pl.String, "id": pl.Int64})
+    rows = pl.concat(parts)
+    raws = rows.filter("mapped")["raw_device"].unique().to_list()
+    mapped = []
+    for raw in raws:
+        dev = st.devices.get(raw)
+        if dev is None:
+            dev = st.devices[raw] = st.sink.device(raw, fallback=st.hint)
+        mapped.append(dev)
+    devmap = pl.DataFrame({"raw_device": raws, "dev": mapped},
+                          schema={"raw_device": pl.String, "dev": pl.String})
+    rows = rows.join(devmap, on="raw_device", how="left", maintain_order="left").with_columns(
+        pl.when("mapped").then("dev").otherwise("raw_device").alias("device"))
+    nodev = pl.col("device") == ""
+    rows = rows.with_columns(
+        pl.when(nodev).then(pl.lit(NO_DEVICE)).otherwise(pl.lit(None, dtype=pl.String))
+        .alias("reason"),
+        *(pl.when(nodev).then(pl.lit("")).otherwise(c).alias(c)
+          for c in ("ifname", "metric", "qualifier")))
+    ids = st.add_series(rows)
+    return leftover, pl.DataFrame({"key": rows["key"], "id": ids})
+
+
+def _series_ids(st: _FileState, keys: pl.Series) -> pl.Series:
+    """The series id of each key (null key: null), resolving the keys not seen before."""
+    frame = keys.to_frame("key").with_row_index("i")
+    ids = pl.repeat(None, keys.len(), dtype=pl.Int64, eager=True)
+    # an inner join hashes the smaller side: the block's keys rather than all the file's
+    hit = frame.join(st.known, on="key", how="inner")
+    if hit.height:
+        ids = ids.scatter(hit["i"], hit["id"])
+    if hit.height + keys.null_count() == keys.len():
+        return ids
+    missing = frame.join(st.known, on="key", how="anti")["key"].drop_nulls().unique()
+    new = _resolve_keys(st, missing)
+    st.known = pl.concat([st.known, new])
+    if st.known.n_chunks() > 16:
+        st.known = st.known.rechunk()
+    hit = frame.join(new, on="key", how="inner")
+    return ids.scatter(hit["i"], hit["id"])
+
+
+def _candidates(st: _FileState, df: pl.DataFrame, ascii_block: bool) -> pl.DataFrame:
+    """Every line split the cheap way: its `key` (up to the first '}', or the first space when
+    it has none), then value and timestamp; `ok` when the split took the line exactly."""
+    raw = pl.col("raw")
+    # '}' and ' ' found by byte offset and cut by characters: only the same on ASCII lines
+    off = (raw.str.find("}", literal=True) + 1).fill_null(raw.str.find(" ", literal=True))
+    cut = df.select("raw", off.alias("off"))
+    off = pl.col("off")
+    rest = raw.str.slice(off)  # null when the line has neither '}' nor ' '
+    take = rest.str.starts_with(" ")
     if not st.vectorized:
-        df = df.clear()
-    raw, pos = pl.col("raw"), pl.col("pos")
-    f0, f1 = pl.col("field_0"), pl.col("field_1")
-    # '}' found by byte offset and cut by characters: only the same on ASCII lines
-    found = df.with_columns(raw.str.find("}", literal=True).alias("pos"))
-    braced = found.filter(pos.is_not_null() & (raw.str.len_bytes() == raw.str.len_chars()))
-    braced = braced.select("ln", raw.str.slice(0, pos).alias("key"),
-                           raw.str.slice(pos + 1).alias("rest"))
-    braced = braced.filter(pl.col("rest").str.starts_with(" "))
-    bare = found.filter(pos.is_null() & ~raw.str.starts_with("#") & (raw != "")).select(
-        "ln", raw.str.splitn(" ", 2).alias("s")).unnest("s").select(
-        "ln", f0.alias("key"), f1.alias("rest")).filter(pl.col("rest").is_not_null())
-    cand = pl.concat([_with_ids(st, braced, True), _with_ids(st, bare, False)])
+        take = pl.lit(False)
+    elif not ascii_block:
+        take = take & (raw.str.len_bytes() == raw.str.len_chars())
+    key = pl.when(take).then(raw.str.slice(0, off))
+    cut = cut.select(key.alias("key"), rest.alias("rest"))
+    ids = _series_ids(st, cut["key"])
     vt = pl.col("rest").str.strip_chars(" ").str.splitn(" ", 2)
-    cand = cand.select("ln", "id", vt.alias("vt")).unnest("vt").select(
-        "ln", "id",
+    f0, f1 = pl.col("field_0"), pl.col("field_1")
+    cand = cut.select(vt.alias("vt")).unnest("vt").select(
+        ids.alias("id"),
         f0.cast(pl.Float64, strict=False).alias("value"),
         f1.cast(pl.Int64, strict=False).alias("own"),
         f1.is_not_null().alias("has_ts"))
-    ok = (pl.col("id") >= 0) & pl.col("value").is_not_null() & (~pl.col("has_ts") | (
-        pl.col("own").is_not_null() & (pl.col("own").abs() <= _I64 // st.mult)))
-    return cand.filter(ok)
+    ok = (pl.col("id") >= 0) & pl.col("value").is_not_null() & (
+        ~pl.col("has_ts") | (pl.col("own").is_not_null()
+                             & (pl.col("own").abs() <= _I64 // st.mult)))
+    return cand.select(df["ln"], "id", "value", "own", "has_ts", ok.fill_null(False).alias("ok"))
 
 
 def _parse_block(st: _FileState, block: str, base: int) -> int:
     """Parse one block of lines starting at line `base`; returns how many lines it had."""
     lines = pl.Series("raw", [block], dtype=pl.String).str.split("\n").explode()
-    df = pl.DataFrame({"raw": lines}).with_row_index("ln", offset=base)
-    df = df.with_columns(pl.col("ln").cast(pl.Int64))
-    fast = _candidates(st, df)
-    taken = pl.Series([False] * df.height).scatter(fast["ln"] - base, True)
-    rest = df.filter(~taken).filter(~pl.col("raw").str.contains(_SKIP))
+    n = lines.len()
+    df = pl.DataFrame({"ln": pl.int_range(base, base + n, dtype=pl.Int64, eager=True),
+                       "raw": lines})
+    cand = _candidates(st, df, block.isascii())
+    ok = cand["ok"]
+    fast = cand.filter(ok)
+    rest = df.filter(~ok)
+    rest = rest.filter(~pl.col("raw").str.contains(_SKIP))
     rejects: list[tuple[int, str, str]] = []
-    scrape = _scrape_column(st, rest, base, df.height, rejects)
+    scrape = _scrape_column(st, rest, base, n, rejects)
+
     def with_scrape(frame: pl.DataFrame) -> pl.DataFrame:
         if scrape is None:
             return frame.with_columns(pl.lit(st.scrape, dtype=pl.Int64).alias("scrape"))
@@ -480,50 +711,30 @@ def _parse_block(st: _FileState, block: str, base: int) -> int:
     rejects.sort(key=lambda r: r[0])
     for ln, reason, raw in rejects:
         st.sink.reject(ln, reason, raw)
-    return df.height
+    return n
 
 
 def _fast_rows(st: _FileState, fast: pl.DataFrame, rejects: list, df: pl.DataFrame,
                base: int) -> None:
     if fast.height == 0:
         return
-    fast = fast.with_columns(
-        pl.when(pl.col("has_ts")).then(pl.col("own") * st.mult)
-        .otherwise(pl.col("scrape")).alias("tsns"))
-    bad_ids = [i for i in fast["id"].unique().to_list() if st.reason[i] is not None]
-    bad = pl.col("tsns").is_null() | (pl.col("tsns") == _BAD_TS) | pl.col("id").is_in(bad_ids)
-    nok = fast.filter(bad)
+    tsns = pl.when(pl.col("has_ts")).then(pl.col("own") * st.mult).otherwise(pl.col("scrape"))
+    tscol = fast.select(tsns.alias("ts"))["ts"]
+    rows = st.series_table()[fast["id"]].with_columns(tscol, value=fast["value"],
+                                                      line=fast["ln"])
+    ts = pl.col("ts")
+    bad = ts.is_null() | (ts == _BAD_TS) | pl.col("reason").is_not_null()
+    # most blocks have no series without a device and no sample without a time
+    nok = rows.filter(bad) if st.bad or st.bad_times or tscol.null_count() else rows.clear()
     if nok.height:
-        raws = df["raw"].gather(nok["ln"] - base).to_list()
-        for (ln, tsns, sid), raw in zip(nok.select("ln", "tsns", "id").iter_rows(), raws,
-                                        strict=True):
-            no_ts = tsns is None or tsns == _BAD_TS
-            rejects.append((ln, NO_TIMESTAMP if no_ts else st.reason[sid], raw))
-        fast = fast.filter(~bad)
-    _push_frame(st, fast)
-
-
-def _push_frame(st: _FileState, fast: pl.DataFrame) -> None:
-    """Hand the vectorized rows to the sink as one frame (series columns gathered by id)."""
-    if fast.height == 0:
-        return
-    ids = fast["id"]
-    table = pl.DataFrame({"device": st.dev, "ifname": st.ifn, "metric": st.met,
-                          "qualifier": st.qual}, schema={c: pl.String for c in
-                                                          ("device", "ifname", "metric", "qualifier")})
-    rows = table[ids].with_columns(ts=fast["tsns"], value=fast["value"], line=fast["ln"])
-    st.sink.samples_frame(rows)
-    st.sink.accept(fast.height)
-
-
-def _push(st: _FileState, ids: list[int], ts: list[int], values: list[float],
-          lines: list[int]) -> None:
-    if not ids:
-        return
-    st.sink.samples_bulk(ts, list(map(st.dev.__getitem__, ids)), list(map(st.ifn.__getitem__, ids)),
-                         list(map(st.met.__getitem__, ids)), list(map(st.qual.__getitem__, ids)),
-                         values, lines)
-    st.sink.accept(len(ids))
+        raws = df["raw"].gather(nok["line"] - base).to_list()
+        for (ln, tsns_, reason), raw in zip(nok.select("line", "ts", "reason").iter_rows(), raws,
+                                            strict=True):
+            no_ts = tsns_ is None or tsns_ == _BAD_TS
+            rejects.append((ln, NO_TIMESTAMP if no_ts else reason, raw))
+        rows = rows.filter(~bad)
+    if rows.height:
+        st.emit(rows.drop("reason"))
 
 
 def _slow_rows(st: _FileState, rows: pl.DataFrame, rejects: list) -> None:
@@ -543,14 +754,19 @@ def _slow_rows(st: _FileState, rows: pl.DataFrame, rejects: list) -> None:
             rejects.append((ln, str(exc), raw))
             continue
         sid = st.series_id((name, tuple(labels)), name, labels)
-        if st.reason[sid] is not None:
-            rejects.append((ln, st.reason[sid], raw))
+        if sid in st.bad:
+            rejects.append((ln, st.bad[sid], raw))
             continue
         ids.append(sid)
         ts.append(tsns)
         values.append(value)
         lines.append(ln)
-    _push(st, ids, ts, values, lines)
+    if ids:
+        table = st.series_table()
+        frame = table[pl.Series(ids, dtype=pl.Int64)].drop("reason").with_columns(
+            ts=pl.Series(ts, dtype=pl.Int64), value=pl.Series(values, dtype=pl.Float64),
+            line=pl.Series(lines, dtype=pl.Int64))
+        st.emit(frame)
 
 
 PARSERS: list = [PromTextParser()]

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import gzip
 import io
 import math
 import re
 from pathlib import Path
 
+import polars as pl
 import pytest
 from conftest import run_parser
 from hypothesis import HealthCheck, given, settings
@@ -529,3 +531,151 @@ def test_vectorized_and_exact_parsers_agree(tmp_path_factory, lines):
                       for r in sink.collected("samples"))
         results.append((rows, sorted(sink.rejects)))
     assert results[0] == results[1]
+
+
+# -- series resolved in bulk, blocks read as bytes -------------------------------------------------
+LABEL_NAMES = ["host", "hostname", "source", "node", "instance", "interface", "ifname", "port_id",
+               "device", "port", "job", "prio", "priority", "tc", "queue", "traffic_class",
+               "switch_priority", "gpu", "le", "__name__"]
+LABEL_VALUES = ["", "leaf-1", "leaf-2:9100", "10.0.0.9:9100", "10.0.0.8", ":9100", "[::1]:80",
+                "eth2", "mlx5_2", "mlx4_0", "1", "2", "x9", "a,b", "k=v", "{", "sp ace", "é"]
+METRICS = ["m", "nvswitch_interface_if_in_octets", "cumulus_nvswitch_interface_tc_tx",
+           "node_network_up", "node_ethtool_received_prio3_pause", "node_ethtool_rx_bytes",
+           "node_infiniband_port_data_received_bytes_total", "node_disk_read_bytes_total"]
+BULK_SINK = {"addresses": {"10.0.0.9": "leaf-09"},
+             "ifmaps": {("leaf-1", "mlx5_2", 1): "eth2", ("leaf-1", "mlx4_0", 2): "ib1"}}
+
+
+def _both(path: Path, rel: str) -> list:
+    """Rows and rejects of the vectorized and of the exact parser, comparable."""
+    results = []
+    for parser in (PromTextParser(), EXACT):
+        sink = Sink(**BULK_SINK)
+        parser.parse(prom.SourceFile(path, rel, Manifest()), sink)
+        assert sink.loaded == len(sink.collected("samples"))
+        rows = sorted((r["line"], r["device"], r["ifname"], r["metric"], r["qualifier"],
+                       repr(r["value"]), r["ts"]) for r in sink.collected("samples"))
+        results.append((rows, sorted(sink.rejects), sink.loaded, sink.rejected))
+    return results
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(series=st.lists(st.tuples(st.sampled_from(METRICS), st.lists(st.tuples(
+    st.sampled_from(LABEL_NAMES), st.sampled_from(LABEL_VALUES)), max_size=5)),
+    min_size=1, max_size=30),
+    rel=st.sampled_from(["prom/leaf-01.prom", "x/10.1.2.3.txt"]))
+def test_bulk_series_resolution_agrees_with_the_exact_resolver(tmp_path_factory, monkeypatch,
+                                                               series, rel):
+    """Every label set through the bulk resolver (threshold 1) gives what resolve_series gives:
+    devices (addresses, ports, the file's host), interfaces per family, renamed qualifiers,
+    empty values, duplicate labels, no device."""
+    monkeypatch.setattr(prom, "_BULK_MIN", 1)
+    lines = [T_LINE]
+    for i, (metric, labels) in enumerate(series):
+        body = ",".join(f'{k}="{v}"' for k, v in labels)
+        lines.append(f"{metric}{{{body}}} {i}")
+        lines.append(f"{metric}{{{body}}} {i + 0.5} 1000")
+    path = tmp_path_factory.mktemp("b") / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    vectorized, exact = _both(path, rel)
+    assert vectorized == exact
+
+
+@pytest.mark.parametrize("labels", [
+    'host="h",tc="1",queue="2"',                       # a rename onto a label that is there
+    'host="h",prio="1",priority="2"',
+    'host="h",prio="1",switch_priority="2"',           # two renames onto one name: the last wins
+    'host="h",switch_priority="2",prio="1"',
+    'host="h",traffic_class="3",tc="4",queue=""',      # an empty label is an absent one
+    'instance="10.0.0.9:9100",hostname="",node="n1",interface="",ifname="e1",port_id="p"',
+    'device="eth1",port="x",host="leaf-1"',
+    'job="j",instance="",le="0.5"',                    # no device: the file's host
+])
+@pytest.mark.parametrize("metric", ["m", "node_network_up", "node_ethtool_tx_prio2_pause",
+                                    "node_infiniband_info"])
+def test_bulk_resolution_of_label_sets(tmp_path, monkeypatch, labels, metric):
+    monkeypatch.setattr(prom, "_BULK_MIN", 1)
+    path = tmp_path / "prom" / "leaf-01.prom"
+    path.parent.mkdir()
+    path.write_text(f"{T_LINE}\n{metric}{{{labels}}} 1\n{metric}{{{labels}}} 2 1000\n")
+    vectorized, exact = _both(path, "prom/leaf-01.prom")
+    assert vectorized == exact and vectorized[2] == 2
+
+
+def test_many_series_are_resolved_in_bulk(write, monkeypatch):
+    """Thousands of new series: resolved per label shape, not one Python call per series, and
+    the same rows as the exact parser's."""
+    lines = [T_LINE]
+    for d in range(40):
+        for p in range(30):
+            lines.append(f'nvswitch_interface_if_in_octets{{instance="leaf-{d}:9100",'
+                         f'interface="swp{p}",tc="{p % 3}"}} {d * p} 1000')
+            lines.append(f'node_network_up{{device="eth{p}",instance="10.0.0.{d}:9100",job="n",'
+                         f'x=""}} 1')
+            lines.append(f'node_ethtool_received_prio{p % 8}_pause{{device="eth{p}",'
+                         f'host="h{d}"}} 2')
+            lines.append(f'node_infiniband_info{{device="mlx5_{p}",port="1",host="leaf-1"}} 3')
+            lines.append(f'up{{job="j{d}",gpu="{p}"}} 4')
+    path = write("prom/leaf-01.prom", "\n".join(lines) + "\n")
+    vectorized, exact = _both(path, "prom/leaf-01.prom")
+    assert vectorized == exact
+    assert vectorized[2] == 6000 and vectorized[3] == 0
+    calls = []
+    real_resolve = prom.resolve_series
+    monkeypatch.setattr(prom, "resolve_series", lambda *a: calls.append(1) or real_resolve(*a))
+    parse(path)
+    assert len(calls) == 30  # only the InfiniBand series: their netdev is looked up one by one
+    rows = {(r[3], r[1], r[2], r[4]) for r in vectorized[0]}
+    assert ("nvswitch_interface_if_in_octets", "leaf-7", "swp5", "queue=2") in rows
+    assert ("node_network_up", "leaf-09", "eth3", "") in rows  # a mapped address
+    assert ("node_network_up", "leaf-01", "eth3", "") in rows  # unmapped: the file's host
+    assert ("node_ethtool_received_prio5_pause", "h2", "eth5", "priority=5") in rows
+    assert ("up", "leaf-01", "", "gpu=4") in rows
+
+
+@settings(max_examples=60, deadline=None)
+@given(chunks=st.lists(st.sampled_from(
+    ["a", "é", "\n", "\r", "\r\n", "\n\n", "\ufeff", "x y}"]).map(str.encode) | st.binary(
+    max_size=3), max_size=40), block=st.integers(1, 12), gz=st.booleans())
+def test_blocks_give_the_text_the_text_stream_gives(tmp_path_factory, chunks, block, gz):
+    """Blocks read as bytes: the same lines as the text stream (U+FFFD, universal newlines),
+    whatever the block size cuts through."""
+    data = b"".join(chunks)
+    path = tmp_path_factory.mktemp("k") / "f.prom"
+    path.write_bytes(gzip.compress(data) if gz else data)
+    src = prom.SourceFile(path, "f.prom", Manifest())
+    with src.open_text() as fh:
+        text = fh.read()
+    want = text[:-1].split("\n") if text.endswith("\n") else text.split("\n") if text else []
+    old = prom.BLOCK_CHARS
+    try:
+        prom.BLOCK_CHARS = block
+        with src.open_text() as fh:
+            got = [line for b in prom._blocks(fh) for line in b.split("\n")]
+    finally:
+        prom.BLOCK_CHARS = old
+    assert got == want
+
+
+def test_rows_reach_a_flushing_sink_in_batches(write, monkeypatch):
+    """Small blocks, rows handed over in frames of OUT_ROWS or more, the last one at the end:
+    the same rows and accounting as a sink that keeps everything."""
+    lines = [T_LINE]
+    for i in range(60):
+        lines.append(f'm{{host="h{i % 7}",interface="swp{i}"}} {i}')
+        if i % 9 == 0:
+            lines += ["not a sample", f"1796022743.{i}", f'esc{{host="h",q="a\\"b"}} {i}']
+    path = write("prom/leaf-01.prom", "\n".join(lines) + "\n")
+    kept, want = parse(path, parser=PromTextParser())
+    monkeypatch.setattr(prom, "OUT_ROWS", 8)
+    monkeypatch.setattr(prom, "BLOCK_CHARS", 200)
+    got: list[pl.DataFrame] = []
+    sink = Sink(flush=lambda table, buf: got.append(buf) if table == "samples" else None)
+    PromTextParser().parse(prom.SourceFile(path, "prom/leaf-01.prom", Manifest()), sink)
+    sink.close()
+    assert len(got) > 3 and all(f.height >= 8 for f in got[:-1])
+    rows = sorted(pl.concat(got).select(Sink.TABLES["samples"]).to_dicts(),
+                  key=lambda r: (r["line"], r["metric"]))
+    assert rows == want and len(want) == 67
+    assert (sink.loaded, sink.rejected) == (kept.loaded, kept.rejected) == (67, 7)
