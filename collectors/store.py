@@ -58,12 +58,18 @@ class FileResult:
         }
 
 
+DATA_TABLES = ("samples", "text_samples", "events", "logs", "neighbors", "addresses", "ifmap",
+               "jobs", "job_hosts", "rejects")
+COMMIT_ROWS = 1_000_000
+
+
 class Store:
     """A fabtwin DuckDB store opened for writing (ingest, replay)."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, path: str) -> None:
         self.con = con
         self.path = path
+        self.interrupted: list[str] = []  # half-loaded files removed when this store opened
 
     @classmethod
     def open(cls, path: str | Path) -> Store:
@@ -73,6 +79,7 @@ class Store:
         con.execute(_sql("schema.sql"))
         store._load_counter_map()
         con.execute(_sql("views.sql"))
+        store.interrupted = store._remove_interrupted()
         return store
 
     def close(self) -> None:
@@ -152,10 +159,22 @@ class Store:
         self.con.execute(f"INSERT INTO {table} ({quoted}, file_id) SELECT {select}, ? FROM _batch", [file_id])
 
     def ingest_file(self, parser: Parser, src: SourceFile, sha: str, bundle: str = "") -> FileResult:
-        """Parse and load one file in one transaction; returns its accounting."""
+        """Parse and load one file; returns its accounting.
+
+        All or nothing per file: the file is listed as `loading` first, its rows are committed
+        in chunks of `COMMIT_ROWS` (so memory stays bounded whatever the file's size: DuckDB
+        holds uncommitted rows in memory), and it becomes `loaded` in a last transaction. If
+        parsing fails the rows are removed at once; if the process dies, the next write-open
+        removes them (`_remove_interrupted`) and read-only opens refuse the store until then.
+        """
         file_id = self.con.execute("SELECT nextval('file_id_seq')").fetchone()[0]
+        self.con.execute(
+            "INSERT INTO files (file_id, path, bundle, sha256, size_bytes, parser, family, status) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, 'loading')",
+            [file_id, src.rel, bundle, sha, src.path.stat().st_size, parser.name, parser.family])
         self.con.execute("BEGIN")
-        loader = _Loader(lambda table, buf: self._insert(table, file_id, parser.family, src.rel, buf))
+        loader = _Loader(lambda table, buf: self._insert(table, file_id, parser.family, src.rel, buf),
+                         commit=self._commit_chunk)
         try:
             sink = Sink(flush=loader.put, addresses=self.address_map(), ifmaps=self.ifmap_map())
             try:
@@ -165,15 +184,14 @@ class Store:
                 sink.close()
             finally:
                 loader.finish()
-            rows_written = sum(sink.rows.values())
             self.con.execute(
-                "INSERT INTO files (file_id, path, bundle, sha256, size_bytes, parser, family, status,"
-                " records_read, loaded, rejected, rows_written) VALUES (?, ?, ?, ?, ?, ?, ?, 'loaded', ?, ?, ?, ?)",
-                [file_id, src.rel, bundle, sha, src.path.stat().st_size, parser.name, parser.family,
-                 sink.loaded + sink.rejected, sink.loaded, sink.rejected, rows_written])
+                "UPDATE files SET status = 'loaded', records_read = ?, loaded = ?, rejected = ?, "
+                "rows_written = ?, ingested_at = current_timestamp WHERE file_id = ?",
+                [sink.loaded + sink.rejected, sink.loaded, sink.rejected, sum(sink.rows.values()), file_id])
             self.con.execute("COMMIT")
         except BaseException:
             self.con.execute("ROLLBACK")
+            self._remove_files([file_id])
             raise
         first = None
         if sink.first_reject:
@@ -181,6 +199,27 @@ class Store:
             first = f"{src.rel}:{line}: {reason}"
         return FileResult(src.rel, "loaded", parser.name, sink.loaded + sink.rejected, sink.loaded,
                           sink.rejected, dict(sink.rows), first_reject=first)
+
+    def _commit_chunk(self) -> None:
+        self.con.execute("COMMIT")
+        self.con.execute("BEGIN")
+
+    def _remove_files(self, file_ids: list[int]) -> None:
+        """Delete every row of these files, and the files, in one transaction."""
+        if not file_ids:
+            return
+        marks = ", ".join("?" * len(file_ids))
+        self.con.execute("BEGIN")
+        for table in DATA_TABLES:
+            self.con.execute(f"DELETE FROM {table} WHERE file_id IN ({marks})", file_ids)
+        self.con.execute(f"DELETE FROM files WHERE file_id IN ({marks})", file_ids)
+        self.con.execute("COMMIT")
+
+    def _remove_interrupted(self) -> list[str]:
+        """Remove files an interrupted ingest left half-loaded; returns their paths."""
+        rows = self.con.execute("SELECT file_id, path FROM files WHERE status = 'loading'").fetchall()
+        self._remove_files([r[0] for r in rows])
+        return [r[1] for r in rows]
 
     def record_skipped(self, src: SourceFile, sha: str, reason: str, bundle: str = "") -> None:
         """List a file no parser recognized (once per content)."""
@@ -200,8 +239,10 @@ class _Loader:
     loader is raised again in the parsing thread, at the next batch or at `finish`.
     """
 
-    def __init__(self, insert) -> None:
+    def __init__(self, insert, commit=None) -> None:
         self.insert = insert
+        self.commit = commit  # called after every COMMIT_ROWS rows, on the loader thread
+        self.since_commit = 0
         self.queue: queue.Queue = queue.Queue(maxsize=2)
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, name="fabtwin-loader", daemon=True)
@@ -215,6 +256,10 @@ class _Loader:
             if self.error is None:
                 try:
                     self.insert(*item)
+                    self.since_commit += _height(item[1])
+                    if self.commit is not None and self.since_commit >= COMMIT_ROWS:
+                        self.commit()
+                        self.since_commit = 0
                 except BaseException as exc:  # noqa: BLE001 - handed to the parsing thread
                     self.error = exc
 
@@ -230,6 +275,12 @@ class _Loader:
             raise self.error
 
 
+def _height(buf) -> int:
+    if isinstance(buf, pl.DataFrame):
+        return buf.height
+    return len(next(iter(buf.values()))) if buf else 0
+
+
 def _overrides(table: str) -> dict[str, pl.DataType]:
     ints = {"ts": pl.Int64, "start": pl.Int64, "end": pl.Int64, "line": pl.Int64, "port": pl.Int64}
     out: dict[str, pl.DataType] = {c: t for c, t in ints.items() if c in Sink.TABLES[table]}
@@ -240,12 +291,26 @@ def _overrides(table: str) -> dict[str, pl.DataType]:
     return out
 
 
+class StoreError(RuntimeError):
+    """A store that cannot be used as it is."""
+
+
 def open_readonly(path: str | Path) -> duckdb.DuckDBPyConnection:
     """A read-only connection with file system access disabled and the configuration locked.
 
     Writes, ATTACH, COPY ... TO, INSTALL/LOAD and reads of arbitrary files all fail inside DuckDB.
+    A store an interrupted ingest left with a half-loaded file is refused (StoreError).
     """
     if not Path(path).exists():
         raise FileNotFoundError(f"{path}: no such store (run `fabtwin ingest BUNDLE --db {path}` first)")
-    return duckdb.connect(str(path), read_only=True,
-                          config={"enable_external_access": False, "lock_configuration": True})
+    con = duckdb.connect(str(path), read_only=True,
+                         config={"enable_external_access": False, "lock_configuration": True})
+    try:
+        half = con.execute("SELECT path FROM files WHERE status = 'loading' LIMIT 1").fetchone()
+    except duckdb.CatalogException:
+        half = None  # not a fabtwin store: plain SQL still works
+    if half:
+        con.close()
+        raise StoreError(f"{path}: an interrupted ingest left {half[0]} half-loaded; run "
+                         "`fabtwin ingest` again on its bundle, which removes it first")
+    return con

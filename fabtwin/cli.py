@@ -19,7 +19,7 @@ from rich.console import Console
 
 from collectors.ingest import BundleError, IngestSummary, ingest_bundle
 from collectors.query import QueryRefused, run_query
-from collectors.store import Store
+from collectors.store import Store, StoreError
 
 DEFAULT_DB = os.environ.get("FABTWIN_DB", "fabtwin.duckdb")
 err = Console(stderr=True)
@@ -53,6 +53,9 @@ def ingest(bundle: Path, db: str, as_json: bool, strict: bool, quiet: bool) -> N
     """
     try:
         with Store.open(db) as store:
+            for path in store.interrupted:
+                click.echo(f"fabtwin: removed {path}: an earlier ingest was interrupted while "
+                           "loading it", err=True)
             summary = _ingest_with_progress(store, bundle, show=not quiet and err.is_terminal)
     except BundleError as exc:
         fail(str(exc))
@@ -122,7 +125,7 @@ def sql(query: str, db: str, fmt: str, output: Path | None, max_rows: int) -> No
         fail("--format parquet needs --output FILE")
     try:
         result = run_query(db, query)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, StoreError) as exc:
         fail(str(exc))
     except QueryRefused as exc:
         fail(str(exc))

@@ -207,3 +207,33 @@ def test_port_rates_take_one_source_per_counter(store, write, tmp_path):
     assert store.con.execute("SELECT count(DISTINCT metric) FROM samples").fetchone()[0] == 2
     rows = store.con.execute("SELECT rx_bytes_per_s FROM port_rates WHERE rx_bytes_per_s IS NOT NULL").fetchall()
     assert rows and all(r == (100.0,) for r in rows)
+
+
+def test_big_files_commit_in_chunks_and_still_load_whole(monkeypatch, write, tmp_path):
+    import collectors.store as store_mod
+
+    monkeypatch.setattr(store_mod, "COMMIT_ROWS", 1000)
+    write("b/c.csv", csv_samples([(i, "leaf-1", "swp1", "rx_bytes", i) for i in range(5000)]))
+    with Store.open(tmp_path / "s.duckdb") as s:
+        (f,) = ingest_bundle(s, tmp_path / "b").files
+        assert f.loaded == 5000
+        assert s.con.execute("SELECT count(*) FROM samples").fetchone()[0] == 5000
+        assert s.con.execute("SELECT status FROM files").fetchall() == [("loaded",)]
+
+
+def test_an_interrupted_ingest_is_removed_on_the_next_open(write, tmp_path):
+    from collectors.store import StoreError, open_readonly
+
+    db = tmp_path / "s.duckdb"
+    with Store.open(db) as s:
+        # what a process killed between two chunk commits leaves behind
+        s.con.execute("INSERT INTO files (file_id, path, sha256, status) VALUES (99, 'x.csv', 'h', 'loading')")
+        s.con.execute("INSERT INTO samples VALUES (TIMESTAMP '2026-01-01', 'leaf-1', 'swp1', "
+                      "'rx_bytes', 'rx_bytes', '', 1, 99, 2)")
+    with pytest.raises(StoreError, match="x.csv half-loaded"):
+        open_readonly(db)
+    with Store.open(db) as s:
+        assert s.interrupted == ["x.csv"]
+        assert s.con.execute("SELECT count(*) FROM samples").fetchone()[0] == 0
+        assert s.con.execute("SELECT count(*) FROM files").fetchone()[0] == 0
+    open_readonly(db).close()
