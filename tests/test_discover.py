@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import REPO
 
 from collectors.ingest import ingest_bundle
 from collectors.store import Store
-from conftest import REPO
 from twin.discover import from_cabling
 from twin.maxmin import max_min_rates
 from twin.routing import FabricState, route
