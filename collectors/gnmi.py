@@ -7,6 +7,13 @@ stream without loading the file. A record is one top-level JSON object, or one o
 a top-level array (gnmic prints `event` messages as an array per notification), numbered by the
 line it starts on. gnmic's plain-text status lines between objects are rejects.
 
+Records whose values are all plain numbers (Cumulus counters as numeric strings, the bulk of any
+capture) take a fast path: per record only the floats and a few ids are kept (the tag context, a
+template of names for the record's paths, cached), and each batch becomes one polars frame by
+gathering names from those tables. Any other record, or any odd value (enums, text, containers,
+numbers float() reads but that do not start like one), goes value by value; both paths give the
+same rows in the same order, with the same accounting.
+
 Numeric samples keep the leaf name (`in-octets`, `transmit-octets`); `counter_map_gnmi.csv`
 maps them to canonical counters. Interface keys (`interface[name=..]`, `port[port-id=..]`, the
 event tags `interface_name`, `port_port-id`) give the ifname; other keys become qualifiers
@@ -20,9 +27,12 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from operator import itemgetter
 from typing import IO, Any
 
+import numpy as np
 import orjson
+import polars as pl
 
 from collectors.source import Sink, SourceFile
 from collectors.timeparse import TimeError, parse_any, parse_iso
@@ -44,6 +54,17 @@ _NUMSTART = frozenset("0123456789-+.")
 _NO_DEVICE = "no 'source' in the record and the file name names no device"
 _CACHE_MAX = 200_000
 MAX_DOC_CHARS = 64 * 1024 * 1024
+# the vectorized path: records whose values are all plain numbers gather per record (values,
+# context id, template offset, ts, line) and become a polars frame per batch of samples
+_BATCH = 200_000
+_SLOW_BATCH = 16384
+_TS_NS = 100_000_000_000_000_000  # an int timestamp at least this large is already ns
+_I64 = 2**63 - 1
+_NUMTYPES = frozenset({int, float, bool})
+_FIRST = itemgetter(0)
+_GET_PATH = itemgetter("Path")
+_GET_VALUES = itemgetter("values")
+_dict_values = dict.values
 
 
 # -- paths ------------------------------------------------------------------------------------
@@ -139,10 +160,21 @@ def _classify(path: str) -> PathInfo:
 
 def _tag_role(tag: str) -> str | None:
     """Event tags are `<elem>_<key>` for path keys (gnmic); anything else is metadata."""
-    elem, sep, key = tag.partition("_")
-    if not sep or elem == "meta":
-        return None
-    return _key_role(elem.rpartition("/")[2].rpartition(":")[2], key)
+    role = _TAG_ROLES.get(tag, _UNSET)
+    if role is _UNSET:
+        elem, sep, key = tag.partition("_")
+        if not sep or elem == "meta":
+            role = None
+        else:
+            role = _key_role(elem.rpartition("/")[2].rpartition(":")[2], key)
+        if len(_TAG_ROLES) >= _CACHE_MAX:
+            _TAG_ROLES.clear()
+        _TAG_ROLES[tag] = role
+    return role
+
+
+_UNSET: Any = object()
+_TAG_ROLES: dict[str, str | None] = {}
 
 
 def _merge(a: tuple[tuple[str, str], ...], b: tuple[tuple[str, str], ...]) -> str:
@@ -192,6 +224,20 @@ def _float(value: Any) -> float | None:
         return float(value)
     except (ValueError, OverflowError):
         return None
+
+
+def _floats(values: Any) -> list[float] | None:
+    """The values as floats when every one is what the per-value path turns into a plain sample:
+    a JSON number or boolean, or a string that starts like a number and that float() reads.
+    None when any value needs that path (enums, text, containers, huge integers)."""
+    try:
+        out = list(map(float, values))
+    except (ValueError, TypeError, OverflowError):
+        return None
+    try:
+        return out if _NUMSTART.issuperset(map(_FIRST, values)) else None
+    except TypeError:  # numbers among the values: fine when all are numbers
+        return out if _NUMTYPES.issuperset(map(type, values)) else None
 
 
 def _compact(value: Any) -> str:
@@ -310,10 +356,49 @@ class _Reader:
         self.sink = sink
         self.hint = src.host_hint
         self.devices: dict[Any, str] = {}
-        self.tags: dict[tuple, tuple[str, str, tuple, str]] = {}
-        # samples gather here (ts, device, ifname, metric, qualifier, value, line) and reach the
-        # sink in bulk: a method call per sample costs as much as the JSON decoding
-        self.cols: tuple[list, ...] = ([], [], [], [], [], [], [])
+        # tags -> (device, ifname, qualifier parts, qualifier, context id)
+        self.tags: dict[tuple, tuple[str, str, tuple, str, int]] = {}
+        # Samples of records read value by value gather here (ts, device, ifname, metric,
+        # qualifier, value, line, and `pos`: how many fast samples were pending before it).
+        self.cols: tuple[list, ...] = ([], [], [], [], [], [], [], [])
+        # Records whose values are all plain numbers (the fast path) keep only their floats and,
+        # per record, a context id (device, tag ifname, tag qualifier), the offset of a template
+        # (per value: path ifname, path qualifier, metric), the value count, ts and line; they
+        # are counted as loaded when they reach the sink.
+        self.f_vals: list[float] = []
+        self.f_meta: list[int] = []  # per record: context id, template offset, count, ts, line
+        self._reset_tables()
+
+    def _reset_tables(self) -> None:
+        self.tags.clear()
+        self.ctx_dev: list[str] = []
+        self.ctx_if: list[str] = []
+        self.ctx_qual: list[str] = []
+        self.dev_ctx: dict[str, int] = {}  # device -> context of a notification
+        self.src_ctx: dict[str, int] = {}  # `source` -> context of a notification
+        self.t_if: list[str] = []
+        self.t_qual: list[str] = []
+        self.t_metric: list[str] = []
+        self.t_own: list[bool] = []  # the row's qualifier is the template's, not the context's
+        self.ev_tmpl: dict[tuple, tuple[int, bool]] = {}  # event xpaths -> (offset, has keys)
+        self.ev_tmpl_ctx: dict[tuple, int] = {}  # (context, xpaths) -> offset, merged qualifiers
+        self.js_tmpl: dict[tuple, int] = {}  # (prefix, update paths) -> offset
+        self._names_cache: tuple | None = None
+
+    def _context(self, dev: str, ifname: str, qual: str) -> int:
+        self.ctx_dev.append(dev)
+        self.ctx_if.append(ifname)
+        self.ctx_qual.append(qual)
+        return len(self.ctx_dev) - 1
+
+    def _template(self, rows: list[tuple[str, str, str, bool]]) -> int:
+        off = len(self.t_metric)
+        for ifname, qual, metric, own in rows:
+            self.t_if.append(ifname)
+            self.t_qual.append(qual)
+            self.t_metric.append(metric)
+            self.t_own.append(own)
+        return off
 
     def sample(self, ts: int, dev: str, ifname: str, metric: str, value: float, qual: str) -> None:
         c = self.cols
@@ -324,11 +409,136 @@ class _Reader:
         c[4].append(qual)
         c[5].append(value)
         c[6].append(self.sink.current_line)
+        c[7].append(len(self.f_vals))
 
     def flush(self) -> None:
-        if self.cols[0]:
-            self.sink.samples_bulk(*self.cols)
-            self.cols = ([], [], [], [], [], [], [])
+        """Hand the gathered samples to the sink, in record order; count the fast records."""
+        cols = self.cols
+        if self.f_meta:
+            sink = self.sink
+            sink.accept(len(self.f_meta) // 5)
+            sink.current_line = max(sink.current_line, self.f_meta[-1])
+            frame = self._fast_frame()
+            if cols[0]:
+                frame = self._merge(frame, cols)
+            if frame is not None:
+                sink.samples_frame(frame)
+            self.f_vals, self.f_meta = [], []
+            if len(self.ctx_dev) >= _CACHE_MAX or len(self.t_metric) >= _CACHE_MAX:
+                self._reset_tables()
+        elif cols[0]:
+            self.sink.samples_bulk(*cols[:7])
+        if cols[0]:
+            self.cols = ([], [], [], [], [], [], [], [])
+
+    def _names(self) -> tuple:
+        """The context and template tables as polars Series, rebuilt only when they grew."""
+        nc, nt = len(self.ctx_dev), len(self.t_metric)
+        cached = self._names_cache
+        if cached is None or cached[0] != nc:
+            ctx = pl.DataFrame({"d": self.ctx_dev, "i": self.ctx_if, "q": self.ctx_qual},
+                               schema={"d": pl.String, "i": pl.String, "q": pl.String})
+            has_if = (ctx["i"].str.len_bytes() > 0).to_numpy()
+            ctx_part = (nc, ctx["d"], ctx["i"], ctx["q"], has_if, bool(has_if.all()),
+                        not has_if.any(), not any(self.ctx_qual))
+        else:
+            ctx_part = cached[:8]
+        if cached is None or cached[8] != nt:
+            tmpl = pl.DataFrame({"i": self.t_if, "q": self.t_qual, "m": self.t_metric},
+                                schema={"i": pl.String, "q": pl.String, "m": pl.String})
+            own = np.array(self.t_own, dtype=bool)
+            tmpl_part = (nt, tmpl["i"], tmpl["q"], tmpl["m"], own, bool(own.all()),
+                         not own.any(), not any(self.t_qual))
+        else:
+            tmpl_part = cached[8:]
+        self._names_cache = ctx_part + tmpl_part
+        return self._names_cache
+
+    def _fast_frame(self) -> pl.DataFrame:
+        """The samples of the fast records: names gathered from the context and template tables.
+
+        Sample j of a record takes its device (and the tag ifname and qualifier, when the record
+        has them) from the record's context row, and its path ifname, qualifier and metric from
+        row `offset + j` of the record's template.
+        """
+        (_, c_dev, c_if, c_qual, has_if, all_if, no_if, no_cq,
+         _, t_if, t_qual, t_metric, own, all_own, no_own, no_tq) = self._names()
+        n = len(self.f_vals)
+        meta = np.array(self.f_meta, dtype=np.int64).reshape(-1, 5)
+        counts = meta[:, 2]
+        k = int(counts[0])
+        rep: Any = k if (counts == k).all() else counts
+        if type(rep) is int:
+            trow = (meta[:, 1, None] + np.arange(k, dtype=np.int64)).ravel()
+        else:
+            starts = np.cumsum(counts) - counts
+            trow = np.repeat(meta[:, 1] - starts, counts)
+            trow += np.arange(n, dtype=np.int64)
+        cid = np.repeat(meta[:, 0], rep)
+        if all_if:
+            ifname = c_if.gather(cid)
+        elif no_if:
+            ifname = t_if.gather(trow)
+        else:
+            pick = has_if[cid]
+            ifname = pl.select(pl.when(pl.lit(pick)).then(pl.lit(c_if.gather(cid)))
+                               .otherwise(pl.lit(t_if.gather(trow)))).to_series()
+        if no_cq and no_tq:
+            qual = pl.Series([""], dtype=pl.String).new_from_index(0, n)
+        elif all_own:
+            qual = t_qual.gather(trow)
+        elif no_own:
+            qual = c_qual.gather(cid)
+        else:
+            pick = own[trow]
+            qual = pl.select(pl.when(pl.lit(pick)).then(pl.lit(t_qual.gather(trow)))
+                             .otherwise(pl.lit(c_qual.gather(cid)))).to_series()
+        return pl.DataFrame({
+            "ts": np.repeat(meta[:, 3], rep),
+            "device": c_dev.gather(cid),
+            "ifname": ifname,
+            "metric": t_metric.gather(trow),
+            "qualifier": qual,
+            "value": pl.Series(self.f_vals, dtype=pl.Float64),
+            "line": np.repeat(meta[:, 4], rep),
+        })
+
+    def _merge(self, frame: pl.DataFrame, cols: tuple[list, ...]) -> pl.DataFrame | None:
+        """Interleave the value-by-value samples with the fast ones, in record order.
+
+        A value-by-value sample written while `pos` fast samples were pending goes after those.
+        """
+        ts = cols[0]
+        pos = np.array(cols[7], dtype=np.int64)
+        n, m = frame.height, len(ts)
+        if min(ts) < -_I64 - 1 or max(ts) > _I64:  # timestamps beyond Int64: keep Python ints
+            fast = frame.rows()
+            out: tuple[list, ...] = ([], [], [], [], [], [], [])
+            slow = list(zip(*cols[:7], strict=True))
+            j = 0
+            for i, row in enumerate(fast):
+                while j < m and cols[7][j] <= i:
+                    for col, v in zip(out, slow[j], strict=True):
+                        col.append(v)
+                    j += 1
+                for col, v in zip(out, row, strict=True):
+                    col.append(v)
+            for k in range(j, m):
+                for col, v in zip(out, slow[k], strict=True):
+                    col.append(v)
+            self.sink.samples_bulk(*out)
+            return None
+        slow_frame = pl.DataFrame(
+            dict(zip(Sink.TABLES["samples"], cols[:7], strict=True)),
+            schema={"ts": pl.Int64, "device": pl.String, "ifname": pl.String,
+                    "metric": pl.String, "qualifier": pl.String, "value": pl.Float64,
+                    "line": pl.Int64}, strict=False)
+        fast_at = np.arange(n, dtype=np.int64)
+        fast_at += np.searchsorted(pos, fast_at, side="right")
+        order = np.empty(n + m, dtype=np.int64)
+        order[fast_at] = np.arange(n, dtype=np.int64)
+        order[pos + np.arange(m, dtype=np.int64)] = np.arange(n, n + m, dtype=np.int64)
+        return pl.concat([frame, slow_frame]).select(pl.all().gather(order))
 
     # stream items
     def item(self, item: tuple) -> None:
@@ -377,6 +587,16 @@ class _Reader:
             self.sink.reject(line, "JSON value is not an object", raw)
 
     def record(self, obj: dict, line: int, raw: str) -> None:
+        if "values" in obj:
+            if self.fast_event(obj, line):
+                return
+        elif ("updates" in obj and "tags" not in obj and "sync-response" not in obj
+              and self.fast_notification(obj, line)):
+            return
+        self.slow_record(obj, line, raw)
+
+    def slow_record(self, obj: dict, line: int, raw: str) -> None:
+        """One record read value by value: every check, reject reason and odd value."""
         sink = self.sink
         sink.current_line = line
         before = len(self.cols[0])
@@ -398,10 +618,120 @@ class _Reader:
                 del col[before:]
         if reason is None:
             sink.accept()
-            if len(self.cols[0]) >= 16384:
+            if len(self.cols[0]) >= (_BATCH if self.f_meta else _SLOW_BATCH):
                 self.flush()
         else:
             sink.reject(line, reason, raw)
+
+    # the fast path: records whose every value is a plain number
+    def fast_event(self, obj: dict, line: int) -> bool:
+        """Gather an event whose values all become plain samples; False to read it value by
+        value instead (anything unusual: the slow path decides, rejects and explains)."""
+        values = obj["values"]
+        ts = obj.get("timestamp")
+        tags = obj.get("tags")
+        if (type(values) is not dict or not values or type(ts) is not int
+                or not _TS_NS <= ts <= _I64 or type(tags) is not dict):
+            return False
+        try:
+            ctx = self.tags.get(tuple(tags.items()))
+        except TypeError:
+            return False
+        if ctx is None:
+            ctx = self.tag_context(tags)
+        if not ctx[0]:
+            return False
+        floats = _floats(values.values())
+        if floats is None:
+            return False
+        keys = tuple(values)
+        tmpl = self.ev_tmpl.get(keys)
+        if tmpl is None:
+            tmpl = self._event_template(keys)
+        off = tmpl[0]
+        if tmpl[1] and ctx[2]:  # keys in both tags and paths: qualifiers merge per context
+            off = self.ev_tmpl_ctx.get((ctx[4], keys))
+            if off is None:
+                off = self._event_template_ctx(ctx, keys)
+        f_vals = self.f_vals
+        f_vals += floats
+        self.f_meta += (ctx[4], off, len(floats), ts, line)
+        if len(f_vals) >= _BATCH:
+            self.flush()
+        return True
+
+    def fast_notification(self, obj: dict, line: int) -> bool:
+        """Gather a `json` notification of single-value updates whose values are all plain
+        numbers; False to read it update by update instead."""
+        ts = obj.get("timestamp")
+        prefix = obj.get("prefix") or ""
+        updates = obj["updates"]
+        if (type(ts) is not int or not _TS_NS <= ts <= _I64 or type(prefix) is not str
+                or type(updates) is not list or not updates):
+            return False
+        try:
+            paths = tuple(map(_GET_PATH, updates))
+            # one value per update (unpacking fails on any other count, or on a non-object)
+            vs = [v for (v,) in map(_dict_values, map(_GET_VALUES, updates))]
+            off = self.js_tmpl.get((prefix, paths))
+        except (KeyError, TypeError, ValueError):
+            return False
+        floats = _floats(vs)
+        if floats is None:
+            return False
+        source = obj.get("source")
+        cid = self.src_ctx.get(source) if type(source) is str else None
+        if cid is None:
+            dev = self.device(source)
+            if not dev:
+                return False
+            cid = self._device_context(source, dev)
+        if off is None:
+            off = self._json_template(prefix, paths)
+            if off is None:
+                return False
+        f_vals = self.f_vals
+        f_vals += floats
+        self.f_meta += (cid, off, len(floats), ts, line)
+        if len(f_vals) >= _BATCH:
+            self.flush()
+        return True
+
+    def _device_context(self, source: str | None, dev: str) -> int:
+        cid = self.dev_ctx.get(dev)
+        if cid is None:
+            cid = self.dev_ctx[dev] = self._context(dev, "", "")
+        if type(source) is str:
+            self.src_ctx[source] = cid
+        return cid
+
+    def _event_template(self, keys: tuple) -> tuple[int, bool]:
+        rows = []
+        for xpath in keys:
+            info = path_info(xpath)
+            rows.append((info[0], info[2], info[3], bool(info[1])))
+        tmpl = (self._template(rows), any(r[3] for r in rows))
+        self.ev_tmpl[keys] = tmpl
+        return tmpl
+
+    def _event_template_ctx(self, ctx: tuple, keys: tuple) -> int:
+        rows = []
+        for xpath in keys:
+            info = path_info(xpath)
+            qual = _merge(ctx[2], info[1]) if info[1] else ctx[3]
+            rows.append((info[0], qual, info[3], True))
+        off = self.ev_tmpl_ctx[(ctx[4], keys)] = self._template(rows)
+        return off
+
+    def _json_template(self, prefix: str, paths: tuple) -> int | None:
+        rows = []
+        for path in paths:
+            if type(path) is not str or not path:
+                return None
+            info = path_info(f"{prefix}/{path}" if prefix else path)
+            rows.append((info[0], info[2], info[3], True))
+        off = self.js_tmpl[(prefix, paths)] = self._template(rows)
+        return off
 
     # names
     def device(self, source: Any) -> str | None:
@@ -417,8 +747,8 @@ class _Reader:
             self.devices[source] = dev
         return dev or None
 
-    def tag_context(self, tags: dict) -> tuple[str, str, tuple, str]:
-        """(device, ifname, qualifier parts, qualifier) from an event's tags."""
+    def tag_context(self, tags: dict) -> tuple[str, str, tuple, str, int]:
+        """(device, ifname, qualifier parts, qualifier, context id) from an event's tags."""
         try:
             key = tuple(tags.items())
             ctx = self.tags.get(key)
@@ -434,8 +764,9 @@ class _Reader:
                     ifname = text
                 elif role:
                     parts.setdefault(role, text)
-            tparts = tuple(sorted(parts.items()))
-            ctx = (self.device(tags.get("source")) or "", ifname, tparts, _qual(tparts))
+            tparts = tuple(sorted(parts.items())) if parts else ()
+            dev, qual = self.device(tags.get("source")) or "", _qual(tparts) if parts else ""
+            ctx = (dev, ifname, tparts, qual, self._context(dev, ifname, qual))
             if key is not None:
                 if len(self.tags) >= _CACHE_MAX:
                     self.tags.clear()
@@ -465,11 +796,12 @@ class _Reader:
             ctx = self.tags[tuple(tags.items())]
         except (KeyError, TypeError):
             ctx = self.tag_context(tags)
-        dev, t_if, t_parts, t_qual = ctx
+        dev, t_if, t_parts, t_qual, _ = ctx
         if not dev:
             return _NO_DEVICE
-        c_ts, c_dev, c_if, c_met, c_q, c_val, c_line = self.cols
+        c_ts, c_dev, c_if, c_met, c_q, c_val, c_line, c_pos = self.cols
         line = self.sink.current_line
+        pos = len(self.f_vals)
         paths = _PATHS
         for xpath, v in values.items():
             info = paths.get(xpath) or path_info(xpath)
@@ -489,6 +821,7 @@ class _Reader:
                     c_q.append(qual)
                     c_val.append(x)
                     c_line.append(line)
+                    c_pos.append(pos)
                     continue
             self.value(ts, dev, ifname, t_parts, qual, info[3], str(xpath), v, True)
         return None
@@ -671,31 +1004,55 @@ def parse_stream(src: SourceFile, sink: Sink) -> None:
     decode_error = orjson.JSONDecodeError
     document = reader.document
     record = reader.record
-    for lineno, line in src.lines():
-        if lineno == 1:
-            line = line.lstrip("\ufeff")
-        if scanner.depth == 0:
-            s = line.strip()
-            if not s:
-                continue
-            c = s[0]
-            if c == "{" or c == "[":
-                if s[-1] == ("}" if c == "{" else "]"):
+    slow_record = reader.slow_record
+    fast_event = reader.fast_event
+    fast_notification = reader.fast_notification
+    with src.open_text() as fh:
+        for lineno, raw in enumerate(fh, 1):
+            # the fast path: a whole object on its line, outside any open document (what
+            # `record` does, inlined)
+            if raw[0] == "{" and not scanner.depth:
+                s = raw.rstrip()
+                if s[-1] == "}":
                     try:
                         doc = loads(s)
                     except decode_error:
-                        pass
-                    else:
-                        if type(doc) is dict:
-                            record(doc, lineno, s)
-                        else:
-                            document(doc, lineno, s)
+                        for item in scanner.feed(lineno, raw.rstrip("\r\n")):
+                            reader.item(item)
                         continue
-            else:
-                reader.reject_text(lineno, line)
-                continue
-        for item in scanner.feed(lineno, line):
-            reader.item(item)
+                    if "values" in doc:
+                        if fast_event(doc, lineno):
+                            continue
+                    elif ("updates" in doc and "tags" not in doc and "sync-response" not in doc
+                          and fast_notification(doc, lineno)):
+                        continue
+                    slow_record(doc, lineno, s)
+                    continue
+            line = raw.rstrip("\r\n")
+            if lineno == 1:
+                line = line.lstrip("\ufeff")
+            if scanner.depth == 0:
+                s = line.strip()
+                if not s:
+                    continue
+                c = s[0]
+                if c == "{" or c == "[":
+                    if s[-1] == ("}" if c == "{" else "]"):
+                        try:
+                            doc = loads(s)
+                        except decode_error:
+                            pass
+                        else:
+                            if type(doc) is dict:
+                                record(doc, lineno, s)
+                            else:
+                                document(doc, lineno, s)
+                            continue
+                else:
+                    reader.reject_text(lineno, line)
+                    continue
+            for item in scanner.feed(lineno, line):
+                reader.item(item)
     for item in scanner.finish():
         reader.item(item)
     reader.flush()
@@ -813,7 +1170,8 @@ def _keyless(path: str) -> str:
     return "/".join(name for name, _ in split_path(path))
 
 
-def write_json(notifications: Iterable[GnmiNotification], fh: IO[str], strings: bool = True) -> None:
+def write_json(notifications: Iterable[GnmiNotification], fh: IO[str],
+               strings: bool = True) -> None:
     """gnmic `json` format, one object per line (a file output without `multiline`).
 
     Each leaf is one update whose `values` is keyed by its path without keys, as gnmic does;

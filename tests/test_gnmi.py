@@ -172,7 +172,8 @@ def test_value_decoding(write, leaf, value, expect):
 
 def test_non_numeric_strings_are_text_samples(write):
     text = lines(
-        note("interfaces/interface[name=swp1]", "state/description", "state/description", "to spine"),
+        note("interfaces/interface[name=swp1]", "state/description", "state/description",
+             "to spine"),
         note("interfaces/interface[name=swp1]", "ethernet/state/port-speed",
              "ethernet/state/port-speed", "SPEED_UNKNOWN"),
         note("state/service/vpls[service-name=t]", "oper-state", "oper-state", "down"),
@@ -212,7 +213,8 @@ WJH = [{"AggCount": 283, "IngressPort": "swp8", "Hostname": "neo-switch01",
 
 
 def test_wjh_drops_need_a_second_decode(write):
-    prefix = "interfaces/interface[name=swp8]/wjh/aggregate/l2/reasons/reason[severity=error][id=209]"
+    prefix = ("interfaces/interface[name=swp8]/wjh/aggregate/l2/reasons/reason"
+              "[severity=error][id=209]")
     _, sink = parse_text(write, lines(note(prefix, "state/drop", "state/drop",
                                            json.dumps(WJH, separators=(",", ":")))))
     assert (sink.loaded, sink.rejected) == (1, 0)
@@ -638,7 +640,7 @@ def test_every_real_gnmi_sample_is_ours_with_exact_accounting(real_samples):
         assert (sink.loaded, sink.rejected) == expected.get(path.name, (sink.loaded, 0)), path.name
 
 
-# -- more shapes and guards -------------------------------------------------------------------------
+# -- more shapes and guards ----------------------------------------------------------------------
 def test_bom_gzip_and_get_notifications_wrapper(write):
     wrapped = {"notifications": [
         note("interfaces/interface[name=swp1]", "state/counters/in-octets", "x", "1"),
@@ -691,3 +693,208 @@ def test_big_integers_and_time_only_notifications(write):
         ("r1", "in-octets", 1e25), ("r2", "in-pkts", 9.0)]
     assert rows[1]["ts"] == 1677640803_500000000
     assert [t["metric"] for t in sink.collected("text_samples")] == ["out-octets"]
+
+
+# -- the vectorized fast path ---------------------------------------------------------------------
+# Records whose values are all plain numbers skip the value-by-value path and reach the sink as
+# polars frames. They must give exactly what that path gives: same rows in the same order, same
+# lines, same accounting, whatever the batch size and however fast and slow records interleave.
+_ODD_VALUES = ["UP", "down", "SPEED_100GB", "100G", " 5", "5 ", "1_000", "inf", "-inf", "nan", "",
+               "١٢", "-", "0x10", "1e400", "[1,2]", '{"in-octets":"4"}', json.dumps(WJH[:1]),
+               "-3", "+5", ".5", "5.", "1.5E-12", "12345678901234567890123", 7, -7, 1.5, True,
+               False, None, 2**64 - 1, [1, "2"], {"out-octets": 9}]
+_XPATHS = ["/interfaces/interface/state/counters/in-octets",
+           "/interfaces/interface/state/counters/out-octets",
+           "/interfaces/interface[name=swp7]/state/counters/in-pkts",
+           "/qos/interfaces/interface/output/queues/queue/state/ecn-marked-pkts",
+           "/qos/interfaces/interface/switch-priority[priority=3]/state/counters/in-pause-pkts",
+           "/interfaces/interface/state/oper-status",
+           "/interfaces/interface/ethernet/state/port-speed",
+           "/interfaces/interface/wjh/aggregate/l2/reasons/reason/state/drop"]
+_LEAVES = ["state/counters/in-octets", "state/counters/out-octets", "state/oper-status",
+           "switch-priority[priority=3]/state/counters/in-pause-pkts", "wjh/state/drop"]
+_TIMESTAMPS = [TS, TS + 1, 1677644403, 1677644403153, 2**63 - 1, 2**63, 2**64 - 1, -1, "soon",
+               "2023-03-01T04:20:03Z", 1.5e18]
+
+plain = st.integers(0, 10**15).map(str)
+values = st.one_of(plain, plain, plain, st.sampled_from(_ODD_VALUES))
+timestamps = st.one_of(st.just(TS), st.just(TS), st.sampled_from(_TIMESTAMPS))
+sources = st.sampled_from(["leaf-01:9339", "leaf-02", "10.0.0.9:9339", "10.0.0.8", "", None, 3])
+tag_sets = st.fixed_dictionaries(
+    {"source": sources},
+    optional={"interface_name": st.sampled_from(["swp1", "swp2"]), "queue_name": st.just("3"),
+              "port_port-id": st.sampled_from(["1/1/c1", 5]), "subscription-name": st.just("s")})
+events = st.fixed_dictionaries({
+    "name": st.just("s"), "timestamp": timestamps,
+    "tags": st.one_of(tag_sets, tag_sets, tag_sets, st.sampled_from([None, [1]])),
+    "values": st.one_of(st.dictionaries(st.sampled_from(_XPATHS), values, max_size=5),
+                        st.dictionaries(st.sampled_from(_XPATHS[:2]), plain, min_size=2),
+                        st.sampled_from([None, ["x"]]))})
+_update = lambda leaf, v: {"Path": leaf, "values": {leaf: v}}  # noqa: E731
+updates = st.one_of(
+    st.builds(_update, st.sampled_from(_LEAVES), values),
+    st.builds(_update, st.sampled_from(_LEAVES), plain),
+    st.sampled_from([{"Path": "", "values": {"x": "1"}}, {"values": {"x": "1"}},
+                     {"Path": 3, "values": {"x": "1"}}, {"Path": "a/b", "values": {}},
+                     {"Path": "a", "values": {"b": "1", "c": "2"}}, {"Path": "a", "values": [1]},
+                     {"Path": "a"}, 5]))
+notifications = st.fixed_dictionaries(
+    {"timestamp": timestamps,
+     "updates": st.one_of(st.lists(updates, min_size=1, max_size=4), st.sampled_from([[], {}]))},
+    optional={"source": sources,
+              "prefix": st.sampled_from(["interfaces/interface[name=swp1]", "", "a/b[name=x]", 4]),
+              "time": st.just("2023-03-01T04:20:03.5Z")})
+documents = st.one_of(events, notifications, st.lists(events, min_size=1, max_size=3),
+                      st.sampled_from([{"sync-response": True}, {"lldp": 1}]))
+
+
+def _everything(path: Path, rel: str, flushing: bool) -> tuple:
+    """Every row, reject and count a parse gives, in order (frames turned into lists)."""
+    got: dict[str, list] = {}
+
+    def flush(table: str, buf) -> None:
+        cols = buf.to_dict(as_series=False) if hasattr(buf, "to_dict") else buf
+        names = ("line", "reason", "raw") if table == "rejects" else Sink.TABLES[table]
+        got.setdefault(table, []).extend(zip(*(cols[c] for c in names), strict=True))
+
+    sink = Sink(flush=flush if flushing else None, addresses={"10.0.0.9": "leaf-09"})
+    gnmi.PARSERS[0].parse(SourceFile(path, rel), sink)
+    sink.close()
+    for table, cols in Sink.TABLES.items():
+        got.setdefault(table, []).extend(zip(*(sink.buffers[table][c] for c in cols), strict=True))
+    got.setdefault("rejects", []).extend(sink.rejects)
+    rows = {t: [tuple("NaN" if v != v else v for v in r) for r in rs] for t, rs in got.items()}
+    return rows, sink.loaded, sink.rejected, sink.current_line
+
+
+def _without_fast_path(path: Path, rel: str, flushing: bool) -> tuple:
+    no = staticmethod(lambda *a: False)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(gnmi._Reader, "fast_event", no)
+        mp.setattr(gnmi._Reader, "fast_notification", no)
+        return _everything(path, rel, flushing)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(docs=st.lists(documents, min_size=1, max_size=25), batch=st.sampled_from([1, 3, 200_000]),
+       flushing=st.booleans(), rel=st.sampled_from(["gnmi/leaf-07.json", "gnmi/poll out.json"]))
+def test_fast_path_gives_exactly_what_the_value_by_value_path_gives(docs, batch, flushing, rel):
+    text = "".join(json.dumps(d, separators=(",", ":")) + "\n" for d in docs)
+    with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as mp:
+        path = Path(tmp) / "f.json"
+        path.write_text(text)
+        mp.setattr(gnmi, "_BATCH", batch)
+        assert _everything(path, rel, flushing) == _without_fast_path(path, rel, flushing)
+
+
+_PLAIN = {"/interfaces/interface/state/counters/in-octets": "11",
+          "/interfaces/interface/state/counters/out-octets": "12"}
+_UPD = {"Path": "state/counters/in-octets", "values": {"state/counters/in-octets": "13"}}
+
+
+@pytest.mark.parametrize("odd", [" 5", "\t5", "inf", "nan", "Infinity", "١٢", "1_000", "5 ", "",
+                                 "-inf", "+nan", 7, 2**64 - 1, 1.5, True, None, "UP", [1]])
+def test_fast_path_leaves_every_unusual_value_to_the_value_by_value_path(tmp_path, odd):
+    leaf = "/interfaces/interface/state/counters/in-errors"
+    docs = [
+        {"name": "s", "timestamp": TS, "tags": {"interface_name": "swp1", "source": "leaf-01"},
+         "values": {**_PLAIN, leaf: odd}},
+        {"name": "s", "timestamp": TS, "tags": {"interface_name": "swp1", "source": "leaf-01"},
+         "values": {leaf: odd, **_PLAIN}},
+        {"name": "s", "timestamp": TS, "tags": {"interface_name": "swp1", "source": "leaf-01"},
+         "values": {"/i/in-pkts": 7, leaf: odd}},
+        note("interfaces/interface[name=swp1]", "state/counters/in-errors", "x", odd),
+        {**note("interfaces/interface[name=swp1]", "x", "x", 1),
+         "updates": [{"Path": "state/counters/in-errors", "values": {"x": odd}}, _UPD]},
+    ]
+    path = tmp_path / "leaf-01.json"
+    path.write_text(lines(*docs))
+    assert _everything(path, "gnmi/leaf-01.json", False) == _without_fast_path(
+        path, "gnmi/leaf-01.json", False)
+
+
+@pytest.mark.parametrize("odd_update", [
+    {"Path": "a/b", "values": {}}, {"Path": "a/b", "values": {"b": "1", "c": "2"}},
+    {"Path": "", "values": {"x": "1"}}, {"values": {"x": "1"}},
+    {"Path": None, "values": {"x": "1"}},
+    {"Path": "a", "values": None}, {"Path": "a", "values": [1]}, {"Path": 3, "values": {"x": "1"}},
+    {"Path": "a"}, 5, "x", None])
+@pytest.mark.parametrize("where", [0, 1, 2])
+def test_fast_path_leaves_odd_updates_to_the_update_by_update_path(tmp_path, odd_update, where):
+    ups = [_UPD, {"Path": "state/counters/out-octets", "values": {"x": "14"}}]
+    ups.insert(where, odd_update)
+    doc = {**note("interfaces/interface[name=swp1]", "x", "x", 1), "updates": ups}
+    path = tmp_path / "leaf-01.json"
+    path.write_text(lines(doc, note("interfaces/interface[name=swp2]", "a", "a", "1")))
+    assert _everything(path, "gnmi/leaf-01.json", False) == _without_fast_path(
+        path, "gnmi/leaf-01.json", False)
+
+
+def _cumulus_lines(steps: int, odd_every: int) -> str:
+    """Cumulus-style events with string counters; every `odd_every`-th one carries a status."""
+    out = []
+    for step in range(steps):
+        for port in range(1, 5):
+            values = {f"/interfaces/interface/state/counters/{c}": str(step * 10 + i)
+                      for i, c in enumerate(("in-octets", "out-octets", "in-pkts"))}
+            if (step * 4 + port) % odd_every == 0:
+                values["/interfaces/interface/state/oper-status"] = "UP"
+                values["/interfaces/interface/state/description"] = "uplink"
+            out.append(json.dumps({"name": "fabric", "timestamp": TS + step, "tags": {
+                "interface_name": f"swp{port}", "source": "leaf-01:9339"}, "values": values}))
+    return "\n".join(out) + "\n"
+
+
+@pytest.mark.parametrize("flushing", [False, True])
+def test_fast_path_batches_keep_record_order_and_lines(tmp_path, monkeypatch, flushing):
+    path = tmp_path / "leaf-01.json"
+    path.write_text(_cumulus_lines(50, 7))
+    monkeypatch.setattr(gnmi, "_BATCH", 64)
+    fast = _everything(path, "gnmi/leaf-01.json", flushing)
+    rows, loaded, rejected, current = fast
+    assert (loaded, rejected, current) == (200, 0, 200)
+    samples_ = rows["samples"]
+    assert len(samples_) == 200 * 3 + 28
+    assert [s[6] for s in samples_] == sorted(s[6] for s in samples_)  # file order
+    assert samples_[:4] == [(TS, "leaf-01", "swp1", "in-octets", "", 0.0, 1),
+                            (TS, "leaf-01", "swp1", "out-octets", "", 1.0, 1),
+                            (TS, "leaf-01", "swp1", "in-pkts", "", 2.0, 1),
+                            (TS, "leaf-01", "swp2", "in-octets", "", 0.0, 2)]
+    status = [s for s in samples_ if s[3] == "oper-status"]
+    assert len(status) == 28 and status[0][6] == 7 and status[0][5] == 1.0
+    assert [t[3] for t in rows["text_samples"]] == ["description"] * 28
+    assert fast == _without_fast_path(path, "gnmi/leaf-01.json", flushing)
+
+
+def test_fast_path_json_notifications_and_merged_qualifiers(write):
+    text = lines(
+        note("interfaces/interface[name=swp1]", "state/counters/in-octets", "x", "5"),
+        note("qos/interfaces/interface[interface-id=swp2]/output/queues/queue[name=3]",
+             "state/transmit-octets", "x", "6"),
+        {**note(None, "a", "a", "1"), "updates": [
+            {"Path": "interfaces/interface[name=swp3]/state/counters/in-pkts",
+             "values": {"interfaces/interface/state/counters/in-pkts": "7"}},
+            {"Path": "system/adaptive-routing/state/counters/congestion-change",
+             "values": {"system/adaptive-routing/state/counters/congestion-change": 8}}]},
+    )
+    ev = {**EVENT, "values": {
+        "/qos/interfaces/interface/switch-priority[priority=5]/state/counters/in-pause-pkts": "9"}}
+    _, sink = parse_text(write, text + lines(ev))
+    assert (sink.loaded, sink.rejected) == (4, 0)
+    assert samples(sink) == [("leaf-01", "swp1", "in-octets", "", 5.0),
+                             ("leaf-01", "swp2", "transmit-octets", "queue=3", 6.0),
+                             ("leaf-01", "swp3", "in-pkts", "", 7.0),
+                             ("leaf-01", "", "congestion-change", "", 8.0),
+                             ("leaf-01", "swp3", "in-pause-pkts", "priority=5,queue=4", 9.0)]
+
+
+def test_timestamps_beyond_int64_stay_exact_next_to_fast_records(write, monkeypatch):
+    monkeypatch.setattr(gnmi, "_BATCH", 4)
+    fast = {**EVENT, "values": {"/a/in-octets": "1", "/a/out-octets": "2"}}
+    huge = {**EVENT, "timestamp": 2**64 - 1, "values": {"/a/in-pkts": "3"}}
+    _, sink = parse_text(write, lines(fast, huge, fast, huge))
+    assert (sink.loaded, sink.rejected) == (4, 0)
+    rows = sink.collected("samples")
+    assert [(r["ts"], r["metric"], r["line"]) for r in rows] == [
+        (TS, "in-octets", 1), (TS, "out-octets", 1), (2**64 - 1, "in-pkts", 2),
+        (TS, "in-octets", 3), (TS, "out-octets", 3), (2**64 - 1, "in-pkts", 4)]
