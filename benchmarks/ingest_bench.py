@@ -99,6 +99,7 @@ with Store.open({str(db)!r}) as s:
     ref = f"""
 import duckdb
 con = duckdb.connect()
+con.execute("SET enable_progress_bar = false")
 con.execute(\"\"\"{reference_sql}\"\"\")
 print(con.execute("SELECT count(*) FROM t").fetchone()[0])
 """

@@ -75,6 +75,7 @@ class Store:
     def open(cls, path: str | Path) -> Store:
         """Open or create the store at `path` (":memory:" for a throwaway one)."""
         con = duckdb.connect(str(path))
+        con.execute("SET enable_progress_bar = false")  # it would print into our stdout
         store = cls(con, str(path))
         con.execute(_sql("schema.sql"))
         store._load_counter_map()
@@ -303,8 +304,11 @@ def open_readonly(path: str | Path) -> duckdb.DuckDBPyConnection:
     """
     if not Path(path).exists():
         raise FileNotFoundError(f"{path}: no such store (run `fabtwin ingest BUNDLE --db {path}` first)")
-    con = duckdb.connect(str(path), read_only=True,
-                         config={"enable_external_access": False, "lock_configuration": True})
+    con = duckdb.connect(str(path), read_only=True)
+    # fences first, then the lock, so no query can lift them
+    con.execute("SET enable_progress_bar = false")
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
     try:
         half = con.execute("SELECT path FROM files WHERE status = 'loading' LIMIT 1").fetchone()
     except duckdb.CatalogException:

@@ -84,3 +84,18 @@ def test_simulate_json_on_the_htsim_example():
     doc = json.loads(out.output)
     assert doc["flows"]["finished"] == 1024
     assert 400e-6 < doc["flows"]["fct_median_s"] < 600e-6  # htsim: 500.7 us
+
+
+def test_lossy_link_costs_goodput_like_go_back_n(tmp_path):
+    extra = '\n[[faults]]\nkind = "link_degraded"\nplane = 0\nloss = 1e-3\nat_ms = 0\n'
+    job = run(load(scenario(tmp_path, extra=extra))).as_json()["jobs"][0]
+    # every link loses 1e-3 of its packets, each loss resends a 64-packet window
+    assert job["busbw_GBps"] == pytest.approx(50.0 * (1 - 1e-3) / (1 + 1e-3 * 64), rel=1e-6)
+
+
+def test_pfc_storm_stalls_the_job_for_its_duration(tmp_path):
+    healthy = run(load(scenario(tmp_path))).as_json()["jobs"][0]["completion_s"]
+    extra = '\n[[faults]]\nkind = "pfc_storm"\nhost = "gpu-node-0006"\nat_ms = 0.5\nduration_ms = 2\n'
+    stormed = run(load(scenario(tmp_path, extra=extra))).as_json()["jobs"][0]["completion_s"]
+    # the ring passes through the stormer: the whole collective waits out the storm
+    assert stormed == pytest.approx(healthy + 2e-3, rel=1e-6)

@@ -70,11 +70,13 @@ class Transfers:
 
 @dataclass(order=True)
 class LinkChange:
-    """At `time`, cable `cable` gets capacity `gbps` (0: down; the spec's speed: up)."""
+    """At `time`, cable `cable` gets capacity `gbps` (0: down; the spec's speed: up) and
+    packet loss probability `loss` (a degraded optic: FCS errors)."""
 
     time: float
     cable: int = field(compare=False)
     gbps: float = field(compare=False)
+    loss: float = field(default=0.0, compare=False)
 
 
 @dataclass(order=True)
@@ -250,6 +252,7 @@ def simulate(
                 (storming.add if item[2] else storming.discard)(item[1])
             elif isinstance(item, LinkChange):
                 state.cable_gbps[item.cable] = item.gbps
+                state.cable_loss[item.cable] = item.loss
                 heapq.heappush(pending, (now + convergence_s, seq := seq + 1, "converge"))
                 heapq.heappush(pending, (now + nic_delay, seq := seq + 1, "nic"))
             elif item == "converge":

@@ -33,6 +33,14 @@ MODES = ("ecmp", "spray", "ar")
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
+def goodput_factor(loss: np.ndarray, window: int) -> np.ndarray:
+    """Share of a lossy link's capacity left for new data under RoCE go-back-N: each lost
+    packet costs the `window` packets sent after it, (1 - p) / (1 + p * window). Losses of
+    1e-3 already cost RoCE 6%, which is why a flapping or dirty optic hurts training."""
+    p = np.clip(loss, 0.0, 1.0)
+    return (1 - p) / (1 + p * window)
+
+
 def mix_hash(*keys: np.ndarray) -> np.ndarray:
     """A vectorized 64-bit mix (splitmix64 finalizer) of integer arrays: the switch's hash."""
     h = np.zeros(np.broadcast(*keys).shape, dtype=np.uint64)
@@ -61,6 +69,7 @@ class FabricState:
     mode: list[str] = field(default_factory=list)  # per plane: ecmp | spray | ar
     seed: int = 0
     nic_mode: str = "hw"  # hw | sw plane balancing
+    gbn_window: int = 64  # packets a RoCE go-back-N sender resends per loss (about a BDP)
     cable_gbps: np.ndarray = field(init=False)  # current capacity (degraded or 0 when down)
     converged_alive: np.ndarray = field(init=False)  # cable usable for ECMP/spray next hops
     nic_gbps: np.ndarray = field(init=False)  # cable capacity as the NIC's plane balancing knows it
@@ -76,6 +85,7 @@ class FabricState:
         if self.nic_mode not in NIC_MODES:
             raise ValueError(f"unknown NIC plane balancing {self.nic_mode!r}; one of hw, sw")
         self.cable_gbps = self.fabric.cable_gbps.astype(float).copy()
+        self.cable_loss = np.zeros(self.fabric.n_cables)
         self.converged_alive = self.cable_gbps > 0
         self.nic_gbps = self.cable_gbps.copy()
 
@@ -88,7 +98,8 @@ class FabricState:
         self.nic_gbps = self.cable_gbps.copy()
 
     def link_capacity_bps(self) -> np.ndarray:
-        return np.repeat(self.cable_gbps * 1e9, 2)
+        """Goodput capacity per directed link: speed times the loss efficiency."""
+        return np.repeat(self.cable_gbps * 1e9 * goodput_factor(self.cable_loss, self.gbn_window), 2)
 
 
 def route_transfers(state: FabricState, src_host: np.ndarray, dst_host: np.ndarray,
@@ -209,7 +220,8 @@ def route(state: FabricState, src_ep: np.ndarray, dst_ep: np.ndarray,
         pairs, inverse = np.unique(
             np.stack([s_leaf[idx], d_leaf[idx], (modes[idx] == "ar").astype(np.int64)], 1),
             axis=0, return_inverse=True)
-        blocks.append(_split_routes(state, up, pairs))
+        demand = np.bincount(inverse.ravel(), minlength=len(pairs)).astype(float)
+        blocks.append(_split_routes(state, up, pairs, demand))
         mix_rows.append(offset + inverse.ravel())
         mix_cols.append(idx)
     routes = sp.hstack(blocks, format="csr")
@@ -326,8 +338,35 @@ def _path_ok(alive: np.ndarray, paths: np.ndarray) -> np.ndarray:
     return present.any(axis=2) & hop_ok.all(axis=2)
 
 
-def _split_routes(state: FabricState, up: np.ndarray, pairs: np.ndarray) -> sp.csr_matrix:
-    """Route classes (links x pairs) of the split modes: weights over each pair's paths."""
+AR_ROUNDS = 30
+
+
+def _balance_ar(w: np.ndarray, usable: np.ndarray, links: np.ndarray, demand: np.ndarray,
+                capacity: np.ndarray, n_links: int) -> np.ndarray:
+    """Adaptive routing's response to load: multiplicative weight updates that move each pair's
+    traffic (`demand`, in flows) towards its paths' least utilized links, as per-packet choices
+    of the least-loaded port do in aggregate. w: pairs x paths, rows summing to one."""
+    idx = np.where(usable[:, :, None], links, -1)  # pairs x paths x hops
+    ok = idx >= 0
+    cap = np.where(ok, capacity[np.maximum(idx, 0)], np.inf)
+    for _ in range(AR_ROUNDS):
+        flow = (w * demand[:, None])[:, :, None] * ok
+        load = np.bincount(idx[ok], weights=flow[ok], minlength=n_links)
+        util = np.where(ok, load[np.maximum(idx, 0)] / cap, 0.0).max(axis=2)  # per path
+        w = w * np.exp(-2.0 * (util - (w * util).sum(axis=1, keepdims=True)) / max(util.max(), 1e-12))
+        w = np.where(usable, w, 0.0)
+        w /= np.maximum(w.sum(axis=1, keepdims=True), 1e-300)
+    return w
+
+
+def _split_routes(state: FabricState, up: np.ndarray, pairs: np.ndarray,
+                  demand: np.ndarray | None = None) -> sp.csr_matrix:
+    """Route classes (links x pairs) of the split modes: weights over each pair's paths.
+
+    Spraying splits evenly over the paths of the last convergence. Adaptive routing starts from
+    each path's capacity and then balances load across pairs (`_balance_ar`), so traffic to a
+    leaf that lost spine links moves off the uplinks it depends on.
+    """
     s, d, is_ar = pairs[:, 0], pairs[:, 1], pairs[:, 2].astype(bool)
     paths, down = _path_cables(state, up, s, d)
     present = paths >= 0
@@ -344,6 +383,12 @@ def _split_routes(state: FabricState, up: np.ndarray, pairs: np.ndarray) -> sp.c
     if none.any():
         w[none] = present.any(axis=2)[none] / np.maximum(present.any(axis=2)[none].sum(1, keepdims=True), 1)
     links = 2 * paths + down[None, None, :]
+    if demand is not None and is_ar.any():
+        ar = is_ar & ~none
+    if demand is not None and is_ar.any() and ar.any():
+        cap = state.link_capacity_bps()
+        w[ar] = _balance_ar(w[ar], (path_cap > 0)[ar], np.where(present, links, -1)[ar], demand[ar],
+                            cap, state.fabric.n_links)
     weight = np.repeat(w[:, :, None], paths.shape[2], axis=2)
     col = np.broadcast_to(np.arange(len(s))[:, None, None], paths.shape)
     keep = present & (weight > 0)

@@ -27,11 +27,13 @@ size = "1GiB"                 # bytes per rank: an integer or a string with B, K
 start_ms = 0
 
 [[faults]]
-kind = "link_down"            # link_down | link_flap | link_degraded
+kind = "link_down"            # link_down | link_flap | link_degraded | pfc_storm
 links = ["leaf-p0-01:swp33--spine-p0-01:swp1"]   # or fraction = 0.1 of the fabric links, or plane = 1
 at_ms = 1
 duration_ms = 20              # link_flap: down for this long, `repeat` times every `period_ms`
-speed_gbps = 100              # link_degraded: the capacity it keeps
+speed_gbps = 100              # link_degraded: the capacity it keeps, and/or
+loss = 1e-4                   #   a packet loss probability (RoCE go-back-N goodput)
+# kind = "pfc_storm": host = "gpu-node-0005" (nic = 0, plane = 0) keeps pausing its leaf port
 
 [run]
 until_ms = 10000              # stop there if jobs are still running
@@ -53,10 +55,10 @@ import numpy as np
 
 from collectors.hostlist import HostlistError, expand
 from twin.collectives import Collective
-from twin.engine import LinkChange, Result, Transfers, simulate
+from twin.engine import LinkChange, Result, Storm, Transfers, simulate
 from twin.routing import FabricState
 from twin.topology import Fabric, FabricSpec, build
-from twin.workload import read_connection_matrix
+from twin.workload import endpoints, read_connection_matrix
 
 _UNITS = {"b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
           "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
@@ -164,6 +166,8 @@ def fault_changes(fabric: Fabric, faults: list[dict], seed: int, where: str = ""
     for i, ft in enumerate(faults):
         here = f"{where}faults[{i}]"
         kind = ft.get("kind", "link_down")
+        if kind == "pfc_storm":
+            continue  # see storms()
         if "links" in ft:
             try:
                 cables = [ids[link] for link in ft["links"]]
@@ -184,15 +188,17 @@ def fault_changes(fabric: Fabric, faults: list[dict], seed: int, where: str = ""
             period = ft.get("period_ms", 2 * (dur or 10)) / 1e3
             downs = [(at + k * period, (dur or 10) / 1e3) for k in range(int(ft.get("repeat", 1)))]
         elif kind == "link_degraded":
-            if "speed_gbps" not in ft:
-                raise ScenarioError(f"{here}: link_degraded needs speed_gbps")
+            if "speed_gbps" not in ft and "loss" not in ft:
+                raise ScenarioError(f"{here}: link_degraded needs speed_gbps or loss")
             for c in cables:
-                changes.append(LinkChange(at, int(c), float(ft["speed_gbps"])))
+                speed = float(ft.get("speed_gbps", fabric.cable_gbps[c]))
+                changes.append(LinkChange(at, int(c), speed, float(ft.get("loss", 0.0))))
                 if dur:
                     changes.append(LinkChange(at + dur / 1e3, int(c), float(fabric.cable_gbps[c])))
             continue
         else:
-            raise ScenarioError(f"{here}: unknown kind {kind!r} (link_down, link_flap, link_degraded)")
+            raise ScenarioError(f"{here}: unknown kind {kind!r} (link_down, link_flap, link_degraded, "
+                                "pfc_storm)")
         for start, length in downs:
             for c in cables:
                 changes.append(LinkChange(start, int(c), 0.0))
@@ -200,6 +206,24 @@ def fault_changes(fabric: Fabric, faults: list[dict], seed: int, where: str = ""
                     changes.append(LinkChange(start + (length or dur / 1e3), int(c),
                                               float(fabric.cable_gbps[c])))
     return changes
+
+
+def storms(fabric: Fabric, faults: list[dict], where: str = "") -> list[Storm]:
+    """PFC storms: `host = "gpu-node-0005"` (and `nic`, `plane`) keeps pausing its leaf port."""
+    out = []
+    for i, ft in enumerate(faults):
+        if ft.get("kind") != "pfc_storm":
+            continue
+        host = ft.get("host")
+        try:
+            h = fabric.node_name.index(host)
+        except ValueError as exc:
+            raise ScenarioError(f"{where}faults[{i}]: pfc_storm needs host = a host of the fabric, "
+                                f"not {host!r}") from exc
+        ep = endpoints(fabric, np.array([h]), int(ft.get("nic", 0)), int(ft.get("plane", 0)))[0]
+        at = ft.get("at_ms", 0) / 1e3
+        out.append(Storm(at, at + ft.get("duration_ms", 1e12) / 1e3, 2 * int(fabric.ep_cable[ep]) + 1))
+    return out
 
 
 @dataclass
@@ -267,6 +291,7 @@ def run(sc: Scenario) -> Outcome:
         entropy=np.arange(sum(len(p) for p in parts)),
         job=np.concatenate([p.job for p in parts]))
     changes = fault_changes(fabric, sc.fault_specs, sc.seed, f"{sc.path}: ")
-    result = simulate(state, traffic, changes=changes, convergence_s=sc.convergence_s,
+    result = simulate(state, traffic, changes=changes, storms=storms(fabric, sc.fault_specs, f"{sc.path}: "),
+                      convergence_s=sc.convergence_s,
                       until=sc.until_s, sample_every=sc.sample_s, hop_latency_s=sc.hop_latency_s)
     return Outcome(sc, fabric, result, traffic, [n for n, _ in sc.jobs], time.perf_counter() - t0)
