@@ -8,7 +8,9 @@ file in one transaction: a crash leaves either the whole file or nothing.
 from __future__ import annotations
 
 import hashlib
+import os
 import queue
+import re
 import threading
 from dataclasses import dataclass, field
 from importlib import resources
@@ -72,10 +74,20 @@ class Store:
         self.interrupted: list[str] = []  # half-loaded files removed when this store opened
 
     @classmethod
-    def open(cls, path: str | Path) -> Store:
-        """Open or create the store at `path` (":memory:" for a throwaway one)."""
+    def open(cls, path: str | Path, memory_limit: str | None = None) -> Store:
+        """Open or create the store at `path` (":memory:" for a throwaway one).
+
+        DuckDB keeps written pages cached up to its memory limit (80% of RAM by default); the
+        limit here (`FABTWIN_DUCKDB_MEMORY`, default 512MB) keeps ingest's memory flat whatever
+        the bundle's size. Bigger queries spill to disk.
+        """
         con = duckdb.connect(str(path))
         con.execute("SET enable_progress_bar = false")  # it would print into our stdout
+        limit = memory_limit or os.environ.get("FABTWIN_DUCKDB_MEMORY", "512MB")
+        if not re.fullmatch(r"\d+(\.\d+)?\s*[KMGT]i?B", limit):
+            raise ValueError(f"memory limit {limit!r} is not like 512MB or 2GiB")
+        if str(path) != ":memory:":
+            con.execute(f"SET memory_limit = '{limit}'")
         store = cls(con, str(path))
         con.execute(_sql("schema.sql"))
         store._load_counter_map()
