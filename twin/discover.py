@@ -7,9 +7,12 @@ to switches; leaves are the switches cabled to hosts; spines the switches cabled
 Planes are the connected components of the switch graph. A host port's NIC index is its rank
 among the host's ports in that plane (natural order of the interface names).
 
+Three tiers: switches cabled to leaves are aggs when some switch sits above them (cores, cabled
+to aggs only); the pods are the groups of leaves and aggs that cores do not join.
+
 The simulator wants a regular rail-optimized layout: every host with the same number of ports
-in every plane. A fabric that is not (a missing cable, a host in one plane only) is refused with
-the first irregularity named; 3-tier discovery is not supported yet.
+in every plane, every leaf of a pod cabled to the same aggs. A fabric that is not (a missing
+cable, a host in one plane only) is refused with the first irregularity named.
 """
 
 from __future__ import annotations
@@ -48,9 +51,13 @@ def from_cabling(rows: Iterable[tuple[str, str, str, str]],
     switches |= set(g) - hosts
     leaves = {n for n in switches if any(m in hosts for m in g[n])}
     upper = switches - leaves
-    for s in upper:
-        if any(m not in leaves for m in g[s]):
-            raise TopologyError(f"{s} is cabled above the spine layer: 3-tier discovery is not supported yet")
+    middle = {n for n in upper if any(m in leaves for m in g[n])}
+    cores = upper - middle
+    for c in cores:
+        if any(m not in middle for m in g[c]):
+            raise TopologyError(f"{c} is cabled to {next(m for m in g[c] if m not in middle)}: "
+                                "only leaf, spine/agg and core tiers are supported")
+    tiers = 3 if cores else 2
     planes = list(nx.connected_components(g.subgraph(switches)))
     planes.sort(key=lambda comp: natural_key(min(comp, key=natural_key)))
     plane_of = {n: p for p, comp in enumerate(planes) for n in comp}
@@ -79,13 +86,19 @@ def from_cabling(rows: Iterable[tuple[str, str, str, str]],
     kind = [0] * len(names)
     node_plane = [-1] * len(names)
     index = {n: i for i, n in enumerate(names)}
+    pods_of_plane: list[list[tuple[list[str], list[str]]]] = []
     for p, comp in enumerate(planes):
-        for role, members in ((1, comp & leaves), (2, comp & upper)):
-            for n in sorted(members, key=natural_key):
-                index[n] = len(names)
-                names.append(n)
-                kind.append(role)
-                node_plane.append(p)
+        pods = _pods(g, comp, leaves, middle) if tiers == 3 else [
+            (sorted(comp & leaves, key=natural_key), sorted(comp & middle, key=natural_key))]
+        pods_of_plane.append(pods)
+        ordered = [(1, n) for pod_leaves, _ in pods for n in pod_leaves]
+        ordered += [(2, n) for _, pod_aggs in pods for n in pod_aggs]
+        ordered += [(3, n) for n in sorted(comp & cores, key=natural_key)]
+        for role, n in ordered:
+            index[n] = len(names)
+            names.append(n)
+            kind.append(role)
+            node_plane.append(p)
     ca, cb, pa, pb, gb, cp, tier = [], [], [], [], [], [], []
 
     def add(lo: str, hi: str, t: int) -> int:
@@ -108,31 +121,48 @@ def from_cabling(rows: Iterable[tuple[str, str, str, str]],
                 ep_plane.append(p)
                 ep_cable.append(add(hp, lp, 0))
                 ep_leaf.append(index[lp.split(":", 1)[0]])
-    # leaf uplinks in columns aligned by spine (and parallel cable), padded with -1
+    # uplinks in columns aligned by the switch above (and parallel cable), padded with -1
     up: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
     for a, b in sorted(cables):
         da, db = a.split(":", 1)[0], b.split(":", 1)[0]
         if da in hosts or db in hosts:
             continue
-        lo, hi = (a, b) if da in leaves else (b, a)
-        if lo.split(":", 1)[0] not in leaves or hi.split(":", 1)[0] not in upper:
-            raise TopologyError(f"cable {a}--{b} joins two switches of the same tier")
-        up[index[lo.split(":", 1)[0]]][hi.split(":", 1)[0]].append(add(lo, hi, 1))
+        lo, hi = (a, b) if kind[index[da]] < kind[index[db]] else (b, a)
+        t_lo, t_hi = kind[index[lo.split(":", 1)[0]]], kind[index[hi.split(":", 1)[0]]]
+        if t_hi != t_lo + 1:
+            raise TopologyError(f"cable {a}--{b} does not join adjacent tiers")
+        up[index[lo.split(":", 1)[0]]][hi.split(":", 1)[0]].append(add(lo, hi, t_lo))
     leaf_up: dict[int, np.ndarray] = {}
+    agg_up: dict[int, np.ndarray] = {}
+    extra: dict = {"discovered": True}
     for p, comp in enumerate(planes):
-        spines = sorted(comp & upper, key=natural_key)
-        width = {s: max((len(up[leaf][s]) for leaf in up if node_plane[leaf] == p), default=0)
-                 for s in spines}
-        for n in sorted(comp & leaves, key=natural_key):
-            cols = []
-            for s in spines:
-                have = up[index[n]][s] if index[n] in up else []
-                cols += have + [-1] * (width[s] - len(have))
-            leaf_up[index[n]] = np.array(cols, dtype=np.int64)
+        for pod_leaves, pod_aggs in pods_of_plane[p]:
+            leaf_up.update(_aligned(up, index, pod_leaves, pod_aggs))
+        if tiers == 3:
+            # aggs at the same place in their pods reach the same cores (a k-ary fat tree):
+            # column m of position j is the m-th of those cores, in every pod
+            widths = {len(pod_aggs) for _, pod_aggs in pods_of_plane[p]}
+            if len(widths) != 1:
+                raise TopologyError(f"plane {p}: pods with different numbers of aggs")
+            for j in range(widths.pop()):
+                at_j = [pod_aggs[j] for _, pod_aggs in pods_of_plane[p]]
+                reach = sorted({u for a in at_j for u in up[index[a]]}, key=natural_key)
+                agg_up.update(_aligned(up, index, at_j, reach))
+            lpp = {len(pl) for pl, _ in pods_of_plane[p]}
+            if len(lpp) != 1:
+                raise TopologyError(f"plane {p}: pods of different sizes ({sorted(lpp)} leaves)")
+            extra.setdefault("pods", {})[p] = {
+                "leaves_per_pod": lpp.pop(),
+                "aggs": [[index[a] for a in pod_aggs] for _, pod_aggs in pods_of_plane[p]],
+                "cores": [index[c] for c in sorted(comp & cores, key=natural_key)]}
+    if tiers == 3:
+        width = max(len(v) for v in agg_up.values())
+        extra["agg_up_cables"] = {a: np.concatenate([v, np.full(width - len(v), -1)])
+                                  for a, v in agg_up.items()}
     degree = np.bincount(np.concatenate([ca, cb]), minlength=len(names))
-    spec = FabricSpec(hosts=len(host_list), nics_per_host=nics_per_host, planes=len(planes), tiers=2,
-                      leaf_radix=int(degree[np.array(kind) == 1].max(initial=1)),
-                      spine_radix=int(degree[np.array(kind) == 2].max(initial=1)),
+    spec = FabricSpec(hosts=len(host_list), nics_per_host=nics_per_host, planes=len(planes),
+                      tiers=tiers, leaf_radix=int(degree[np.array(kind) == 1].max(initial=1)),
+                      spine_radix=int(degree[np.array(kind) >= 2].max(initial=1)),
                       host_speed_gbps=float(np.median([gb[c] for c in ep_cable])),
                       fabric_speed_gbps=float(np.median([g_ for g_, t in zip(gb, tier, strict=True) if t]
                                                         or [default_gbps])),
@@ -140,6 +170,30 @@ def from_cabling(rows: Iterable[tuple[str, str, str, str]],
     fabric = Fabric(spec, names, np.array(kind), np.array(node_plane), np.array(ca), np.array(cb), pa,
                     pb, np.array(gb, dtype=float), np.array(cp), np.array(tier), np.array(ep_host),
                     np.array(ep_nic), np.array(ep_plane), np.array(ep_cable), np.array(ep_leaf),
-                    leaf_up_cables=leaf_up, extra={"discovered": True})
+                    leaf_up_cables=leaf_up, extra=extra)
     fabric.validate()
     return fabric
+
+
+def _pods(g: nx.MultiGraph, comp: set[str], leaves: set[str], aggs: set[str]) -> list[tuple[list[str], list[str]]]:
+    """Pods of a 3-tier plane: connected groups of its leaves and aggs, without the cores."""
+    sub = g.subgraph((comp & leaves) | (comp & aggs))
+    pods = []
+    for part in nx.connected_components(sub):
+        pods.append((sorted(part & leaves, key=natural_key), sorted(part & aggs, key=natural_key)))
+    pods.sort(key=lambda pod: natural_key(pod[0][0]) if pod[0] else [])
+    return pods
+
+
+def _aligned(up: dict, index: dict[str, int], lower: list[str], upper: list[str]) -> dict[int, np.ndarray]:
+    """Each lower switch's uplink cables in columns aligned by upper switch (parallel cables
+    side by side), -1 where a cable is missing, so column k means the same next hop for all."""
+    width = {u: max((len(up[index[n]][u]) for n in lower), default=0) for u in upper}
+    out = {}
+    for n in lower:
+        cols: list[int] = []
+        for u in upper:
+            have = up[index[n]][u]
+            cols += have + [-1] * (width[u] - len(have))
+        out[index[n]] = np.array(cols, dtype=np.int64)
+    return out
