@@ -221,5 +221,27 @@ def simulate(scenario: Path, as_json: bool) -> None:
     click.echo(f"took     {out['wall_s']:.3f} s wall, {out['events']} events")
 
 
+# -- generate -------------------------------------------------------------------------------
+
+@main.command()
+@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Directory to write the bundle into (replaced).")
+@click.option("--seed", default=0, show_default=True, help="Same scenario and seed: same bytes.")
+def generate(scenario: Path, out: Path, seed: int) -> None:
+    """Write a synthetic trace bundle for SCENARIO.toml, with labels.json (format: twin/generate.py)."""
+    from twin.generate import generate as write_bundle
+    from twin.scenario import ScenarioError
+    from twin.topology import TopologyError
+
+    try:
+        g = write_bundle(scenario, out, seed=seed)
+    except (ScenarioError, TopologyError) as exc:
+        fail(str(exc))
+    kinds = ", ".join(f["kind"] for f in g.labels["faults"]) or "none (healthy)"
+    click.echo(f"wrote {g.files} files to {out}: faults {kinds}; "
+               f"{g.labels['malformed_lines']} malformed lines (see labels.json)")
+
+
 if __name__ == "__main__":
     main()

@@ -70,6 +70,7 @@ class FabricState:
     seed: int = 0
     nic_mode: str = "hw"  # hw | sw plane balancing
     gbn_window: int = 64  # packets a RoCE go-back-N sender resends per loss (about a BDP)
+    ecmp_switches: set[int] = field(default_factory=set)  # leaves hashing per flow whatever the plane does
     cable_gbps: np.ndarray = field(init=False)  # current capacity (degraded or 0 when down)
     converged_alive: np.ndarray = field(init=False)  # cable usable for ECMP/spray next hops
     nic_gbps: np.ndarray = field(init=False)  # cable capacity as the NIC's plane balancing knows it
@@ -192,6 +193,8 @@ def route(state: FabricState, src_ep: np.ndarray, dst_ep: np.ndarray,
     cross = own & (s_leaf != d_leaf)
     plane = f.ep_plane[src_ep]
     modes = np.array([state.mode[p] for p in range(f.spec.planes)])[plane]
+    if state.ecmp_switches:  # leaves left in ECMP (misconfigured, adaptive routing off)
+        modes = np.where(np.isin(f.ep_leaf[src_ep], list(state.ecmp_switches)), "ecmp", modes)
     ecmp = cross & (modes == "ecmp")
     split = cross & (modes != "ecmp")
     if ecmp.any():

@@ -99,12 +99,21 @@ class Scenario:
 def load(path: str | Path) -> Scenario:
     """Read and check a scenario file; ScenarioError names the file and the field."""
     p = Path(path)
+    return from_dict(read_toml(p), p)
+
+
+def read_toml(p: Path) -> dict:
+    """A TOML file as a dict; ScenarioError names the file on a read or syntax error."""
     try:
-        doc = tomllib.loads(p.read_text())
+        return tomllib.loads(p.read_text())
     except OSError as exc:
         raise ScenarioError(f"{p}: {exc.strerror}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(f"{p}: {exc}") from exc
+
+
+def from_dict(doc: dict, p: Path) -> Scenario:
+    """A scenario from its parsed TOML (`p` names it in errors and anchors relative paths)."""
     fab = doc.get("fabric", {})
     known = {f.name for f in fields(FabricSpec)}
     unknown = set(fab) - known

@@ -1,0 +1,478 @@
+"""Synthetic trace bundles: the twin runs a fabric with jobs and faults over a time window, and
+the telemetry comes out as the real collectors write it, with `labels.json` as ground truth.
+
+Scenario: the `fabtwin simulate` format (fabric, balancing, jobs) plus
+```toml
+[telemetry]
+start = "2026-11-30T03:00:00Z"
+duration_s = 600
+sample_s = 10
+
+[[faults]]   # kinds of design section 7
+kind = "link_flap"          # link_down | link_flap | link_degraded | congestion | pfc_storm | load_imbalance
+link = "leaf-p0-03:swp33--spine-p0-02:swp3"   # link faults
+at_s = 300
+duration_s = 20             # how long it lasts (link_flap: each down period)
+repeat = 1                  # link_flap: how many times, every period_s
+loss = 1e-3                 # link_degraded: packet loss, and/or speed_gbps
+host = "gpu-node-0005"      # pfc_storm: the NIC that keeps pausing; congestion: the incast receiver
+senders = 8                 # congestion: how many hosts send to it
+device = "leaf-p0-02"       # load_imbalance: the leaf left in ECMP (adaptive routing off)
+```
+Jobs run for the whole window (training is back-to-back collectives): their transfers are
+long-lived streams at the twin's max-min rates. Realism a parser must survive is added on top:
+per-device clock skew and sampling jitter, missing and duplicated samples, 32-bit RDMA counters
+that wrap, a switch reboot that resets its counters, and a few malformed lines (their count is
+in labels.json). The same scenario and seed give byte-identical files.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from collectors.gnmi import cumulus_notification, write_event, write_json
+from collectors.ibdev import write_ibdev2netdev
+from collectors.lldp import LldpNeighbor, write_lldp_json0
+from collectors.nic import write_ethtool_snapshots, write_rdma_statistic
+from collectors.prom import write_exposition
+from collectors.slurm import Job, write_sacct_pipe
+from collectors.syslog import LogEvent, write_syslog
+from collectors.timeparse import ns_to_iso, parse_iso
+from twin.engine import LinkChange, Storm, Transfers, simulate
+from twin.queueing import QueueConfig
+from twin.routing import FabricState
+from twin.scenario import Scenario, ScenarioError, from_dict, read_toml
+from twin.telemetry import port_counters
+from twin.topology import Fabric, build
+
+NS = 1_000_000_000
+FAULT_KINDS = ("link_down", "link_flap", "link_degraded", "congestion", "pfc_storm", "load_imbalance")
+
+
+@dataclass
+class Fault:
+    kind: str
+    root_type: str
+    root_id: str
+    start_s: float
+    end_s: float
+    changes: list[LinkChange] = field(default_factory=list)
+    storms: list[Storm] = field(default_factory=list)
+    extra_traffic: Transfers | None = None
+    ecmp_leaf: int | None = None
+    downs: list[tuple[float, float]] = field(default_factory=list)  # link down intervals
+
+
+def _gz(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(gzip.compress(text.encode(), mtime=0))
+
+
+def _text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def parse_faults(fabric: Fabric, raw: list[dict], where: str) -> list[Fault]:
+    """Faults of the scenario, with what each does to the twin."""
+    ids = {fabric.link_id(c): c for c in range(fabric.n_cables)}
+    names = {n: i for i, n in enumerate(fabric.node_name)}
+    out = []
+    for i, ft in enumerate(raw):
+        here = f"{where}faults[{i}]"
+        kind = ft.get("kind")
+        if kind not in FAULT_KINDS:
+            raise ScenarioError(f"{here}: kind must be one of {', '.join(FAULT_KINDS)}, not {kind!r}")
+        at = float(ft.get("at_s", 0))
+        dur = float(ft.get("duration_s", 60))
+        if kind.startswith("link_"):
+            link = ft.get("link")
+            if link not in ids:
+                raise ScenarioError(f"{here}: no link {link!r} in this fabric")
+            c = ids[link]
+            f = Fault(kind, "link", link, at, at + dur)
+            full = float(fabric.cable_gbps[c])
+            if kind == "link_degraded":
+                f.changes = [LinkChange(at, c, float(ft.get("speed_gbps", full)), float(ft.get("loss", 0.0))),
+                             LinkChange(at + dur, c, full)]
+            else:
+                repeat = int(ft.get("repeat", 1)) if kind == "link_flap" else 1
+                period = float(ft.get("period_s", 2 * dur))
+                for k in range(repeat):
+                    t0 = at + k * period
+                    end = t0 + dur if kind == "link_flap" else float("inf")
+                    f.downs.append((t0, end))
+                    f.changes.append(LinkChange(t0, c, 0.0))
+                    if np.isfinite(end):
+                        f.changes.append(LinkChange(end, c, full))
+                f.end_s = f.downs[-1][1]
+            out.append(f)
+        elif kind == "pfc_storm":
+            host = ft.get("host")
+            if host not in names:
+                raise ScenarioError(f"{here}: pfc_storm needs host = a host of the fabric")
+            ep = int(np.flatnonzero(fabric.ep_host == names[host])[0])
+            cable = int(fabric.ep_cable[ep])
+            f = Fault(kind, "port", fabric.cable_port_a[cable], at, at + dur)
+            f.storms = [Storm(at, at + dur, 2 * cable + 1)]
+            out.append(f)
+        elif kind == "congestion":
+            host = ft.get("host")
+            if host not in names:
+                raise ScenarioError(f"{here}: congestion needs host = the incast receiver")
+            h = names[host]
+            n = int(ft.get("senders", 8))
+            others = [x for x in range(fabric.spec.hosts) if x != h][: n]
+            ep = int(np.flatnonzero(fabric.ep_host == h)[0])
+            cable = int(fabric.ep_cable[ep])
+            f = Fault(kind, "port", fabric.cable_port_b[cable], at, at + dur)
+            line = fabric.cable_gbps[cable] * 1e9 / 8
+            f.extra_traffic = Transfers(np.array(others), np.full(n, h), np.full(n, line / n * dur),
+                                        np.full(n, at), job=np.full(n, -2))
+            out.append(f)
+        else:  # load_imbalance
+            dev = ft.get("device")
+            if dev not in names or fabric.node_kind[names[dev]] != 1:
+                raise ScenarioError(f"{here}: load_imbalance needs device = a leaf")
+            f = Fault(kind, "device", dev, at, at + dur)
+            f.ecmp_leaf = names[dev]
+            out.append(f)
+    return out
+
+
+@dataclass
+class Generated:
+    out: Path
+    labels: dict
+    files: int
+
+
+def generate(scenario_path: str | Path, out: str | Path, seed: int = 0) -> Generated:
+    """Write a bundle for the scenario into `out` (replaced), deterministic for (scenario, seed)."""
+    path = Path(scenario_path)
+    doc = read_toml(path)
+    tel = doc.get("telemetry", {})
+    sc = from_dict({k: v for k, v in doc.items() if k not in ("telemetry", "faults")}, path)
+    tmp = Path(out)
+    fabric = build(sc.spec)
+    faults = parse_faults(fabric, doc.get("faults", []), f"{path}: ")
+    t0 = parse_iso(tel.get("start", "2026-11-30T03:00:00Z"))
+    duration = float(tel.get("duration_s", 600))
+    step = float(tel.get("sample_s", 10))
+    rng = np.random.default_rng(seed)
+    state = FabricState(fabric, mode=sc.modes, seed=sc.seed + seed, nic_mode=sc.nic_mode)
+    for f in faults:
+        if f.ecmp_leaf is not None:
+            state.ecmp_switches.add(f.ecmp_leaf)
+    traffic = _traffic(sc, fabric, faults, duration)
+    res = simulate(state, traffic, changes=[c for f in faults for c in f.changes],
+                   storms=[s for f in faults for s in f.storms], convergence_s=sc.convergence_s,
+                   until=duration, sample_every=step, telemetry=QueueConfig())
+    counters = port_counters(fabric, res, t0_ns=t0)
+    writer = _BundleWriter(tmp, fabric, sc, faults, rng, t0, step, duration)
+    writer.name = path.stem
+    writer.write(counters)
+    labels = writer.labels(seed, str(path))
+    _text(tmp / "labels.json", json.dumps(labels, indent=2) + "\n")
+    return Generated(tmp, labels, writer.files)
+
+
+def _traffic(sc: Scenario, fabric: Fabric, faults: list[Fault], duration: float) -> Transfers:
+    """Jobs as long-lived streams (they outlast the window), plus the faults' incast jobs."""
+    parts = []
+    for j, (_, coll) in enumerate(sc.jobs):
+        t = coll.transfers(fabric.spec.nics_per_host, job=j)
+        t.size = np.full(len(t), 1e18)
+        parts.append(t)
+    parts += [f.extra_traffic for f in faults if f.extra_traffic is not None]
+    nic = [p.nic if p.nic is not None else np.zeros(len(p), np.int64) for p in parts]
+    return Transfers(np.concatenate([p.src for p in parts]), np.concatenate([p.dst for p in parts]),
+                     np.concatenate([p.size for p in parts]), np.concatenate([p.start for p in parts]),
+                     nic=np.concatenate(nic), entropy=np.arange(sum(len(p) for p in parts)),
+                     job=np.concatenate([p.job for p in parts]))
+
+
+SWITCH_COUNTERS = ("rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "tx_discards", "ecn_marked",
+                   "rx_pause", "tx_pause", "rx_fcs_errors")
+GNMI_LEAVES = {"counters": {"rx_bytes": "in-octets", "tx_bytes": "out-octets", "rx_packets": "in-pkts",
+                            "tx_packets": "out-pkts", "tx_discards": "out-discards"},
+               "ethernet": {"rx_fcs_errors": "in-fcs-errors"},
+               "queue": {"ecn_marked": "ecn-marked-pkts"},
+               "pfc": {"rx_pause": "in-pause-pkts", "tx_pause": "out-pause-pkts"}}
+PROM_NAMES = {"rx_bytes": "nvswitch_interface_if_in_octets", "tx_bytes": "nvswitch_interface_if_out_octets",
+              "rx_packets": "nvswitch_interface_if_in_ucast_pkts",
+              "tx_packets": "nvswitch_interface_if_out_ucast_pkts",
+              "tx_discards": "nvswitch_interface_if_out_discards",
+              "ecn_marked": "nvswitch_interface_tc_tx_ecn_marked_tc",
+              "rx_pause": "nvswitch_interface_sp_rx_pause", "tx_pause": "nvswitch_interface_sp_tx_pause",
+              "rx_fcs_errors": "nvswitch_interface_dot3_stats_fcs_errors"}
+ETHTOOL_NAMES = {"rx_bytes": "rx_bytes_phy", "tx_bytes": "tx_bytes_phy", "rx_packets": "rx_packets_phy",
+                 "tx_packets": "tx_packets_phy", "rx_pause": "rx_prio3_pause",
+                 "tx_pause": "tx_prio3_pause", "tx_discards": "tx_discards_phy",
+                 "rx_fcs_errors": "rx_crc_errors_phy"}
+
+
+class _BundleWriter:
+    """Turns the twin's per-port counters into a bundle of real-format files."""
+
+    def __init__(self, out: Path, fabric: Fabric, sc: Scenario, faults: list[Fault],
+                 rng: np.random.Generator, t0: int, step: float, duration: float) -> None:
+        self.out, self.f, self.sc, self.faults, self.rng = out, fabric, sc, faults, rng
+        self.t0, self.step, self.duration = t0, step, duration
+        self.files = 0
+        self.name = out.name
+        self.malformed = 0
+        self.reboot: dict | None = None
+        names = fabric.node_name
+        self.switches = [n for i, n in enumerate(names) if fabric.node_kind[i] > 0]
+        self.hosts = [n for i, n in enumerate(names) if fabric.node_kind[i] == 0]
+        # collectors as fleets mix them: a third of the switches each way
+        self.collector = {s: ("gnmi_json", "gnmi_event", "prom")[i % 3] for i, s in enumerate(self.switches)}
+        self.skew_ns = {d: int(rng.integers(-300, 301)) * 1_000_000 for d in names}
+
+    # -- time and state ------------------------------------------------------------------------
+    def sample_times(self, device: str, n: int) -> np.ndarray:
+        """Sample times of a device: its clock skew plus jitter of up to 5% of the interval."""
+        jitter = self.rng.uniform(-0.05, 0.05, n) * self.step * NS
+        return (self.t0 + np.arange(n) * int(self.step * NS) + self.skew_ns[device] + jitter).astype(np.int64)
+
+    def fcs_errors(self, port: str, rx_packets: np.ndarray, ts: np.ndarray) -> np.ndarray:
+        """Frames a degraded link corrupts: its loss rate times the packets received meanwhile."""
+        out = np.zeros(len(rx_packets))
+        t_s = (ts - self.t0) / NS
+        for f in self.faults:
+            if f.kind == "link_degraded" and port in f.root_id.split("--"):
+                loss = max((c.loss for c in f.changes), default=0.0)
+                inside = (t_s >= f.start_s) & (t_s < f.end_s)
+                per_step = np.diff(rx_packets, prepend=rx_packets[0]) * inside
+                out += np.cumsum(per_step * loss)
+        return np.floor(out)
+
+    def port_down(self, port: str, t_s: np.ndarray) -> np.ndarray:
+        """Per sample: is the port's cable down (a link fault)?"""
+        down = np.zeros(len(t_s), dtype=bool)
+        for f in self.faults:
+            if f.kind in ("link_down", "link_flap") and port in f.root_id.split("--"):
+                for a, b in f.downs:
+                    down |= (t_s >= a) & (t_s < b)
+        return down
+
+    # -- the bundle ------------------------------------------------------------------------------
+    def write(self, counters: pl.DataFrame) -> None:
+        if self.out.exists():
+            shutil.rmtree(self.out)
+        self.out.mkdir(parents=True)
+        _text(self.out / "manifest.json", json.dumps({
+            "name": self.name, "description": "synthetic bundle written by fabtwin generate",
+            "timezone": "UTC", "year": int(ns_to_iso(self.t0)[:4])}, indent=2) + "\n")
+        wide = counters.pivot(on="counter", index=["ts", "device", "ifname"], values="value").sort(
+            "device", "ifname", "ts")
+        n_samples = wide["ts"].n_unique()
+        self.pick_reboot(n_samples)
+        for (device,), part in wide.group_by("device", maintain_order=True):
+            if device in self.collector:
+                self.write_switch(device, part, n_samples)
+            else:
+                self.write_host(device, part, n_samples, wide)
+        self.write_topology()
+        self.write_syslog()
+        self.write_jobs()
+        self.files = sum(1 for p in self.out.rglob("*") if p.is_file())
+
+    def pick_reboot(self, n_samples: int) -> None:
+        prom = [s for s in self.switches if self.collector[s] == "prom"]
+        if prom and n_samples > 10:
+            dev = prom[int(self.rng.integers(len(prom)))]
+            self.reboot = {"device": dev, "sample": int(self.rng.integers(n_samples // 3, 2 * n_samples // 3))}
+
+    def series(self, device: str, part: pl.DataFrame, n: int) -> tuple[np.ndarray, dict, list[int]]:
+        """(sample times, {ifname: {counter: values}}, kept sample indices) with realism applied."""
+        ts = self.sample_times(device, n)
+        keep = [i for i in range(n) if self.rng.random() > 0.01 or i in (0, n - 1)]  # 1% missing
+        ports: dict[str, dict[str, np.ndarray]] = {}
+        for (ifname,), p in part.group_by("ifname", maintain_order=True):
+            base = {c: float(self.rng.integers(1, 10**9)) for c in SWITCH_COUNTERS}
+            base["rx_fcs_errors"] = float(self.rng.integers(0, 5))
+            raw = {c: (p[c].to_numpy() if c in p.columns else np.zeros(n)) for c in SWITCH_COUNTERS}
+            raw["rx_fcs_errors"] = self.fcs_errors(f"{device}:{ifname}", raw["rx_packets"], ts)
+            vals = {c: raw[c] + base[c] for c in SWITCH_COUNTERS}
+            if self.reboot and self.reboot["device"] == device:
+                r = self.reboot["sample"]
+                for c in vals:  # counters restart from zero after the reboot
+                    vals[c] = np.concatenate([vals[c][:r], vals[c][r:] - vals[c][r]])
+            ports[ifname] = vals
+        return ts, ports, keep
+
+    def write_switch(self, device: str, part: pl.DataFrame, n: int) -> None:
+        ts, ports, keep = self.series(device, part, n)
+        t_s = (ts - self.t0) / NS
+        kind = self.collector[device]
+        if kind == "prom":
+            rows = []
+            for ifname, vals in ports.items():
+                down = self.port_down(f"{device}:{ifname}", t_s)
+                for i in keep:
+                    for c, name in PROM_NAMES.items():
+                        rows.append({"ts": int(ts[i]), "device": device, "ifname": ifname, "metric": name,
+                                     "value": float(int(vals[c][i])), "qualifier": ""})
+                    rows.append({"ts": int(ts[i]), "device": device, "ifname": ifname,
+                                 "metric": "nvswitch_interface_oper_state", "value": 2.0 if down[i] else 1.0,
+                                 "qualifier": ""})
+            fh = io.StringIO()
+            write_exposition(rows, fh)
+            text = fh.getvalue()
+            if self.malformed < 3 and "prom" not in self._malformed_kinds:
+                text += 'nvswitch_interface_if_in_octets{instance="' + device + '",interface="swp1" 17\n'
+                self._count_malformed("prom")
+            _gz(self.out / "prom" / f"{device}.prom.gz", text)
+            return
+        notes = []
+        for ifname, vals in ports.items():
+            down = self.port_down(f"{device}:{ifname}", t_s)
+            for i in keep:
+                t = int(ts[i])
+                for group, leaves in GNMI_LEAVES.items():
+                    extra = {"queue": 3} if group == "queue" else {"priority": 3} if group == "pfc" else {}
+                    notes.append(cumulus_notification(t, device, group, {
+                        leaf: int(vals[c][i]) for c, leaf in leaves.items()}, ifname=ifname, **extra))
+                notes.append(cumulus_notification(t, device, "state",
+                                                  {"oper-status": "DOWN" if down[i] else "UP"}, ifname=ifname))
+        notes.sort(key=lambda x: x.ts)
+        fh = io.StringIO()
+        (write_json if kind == "gnmi_json" else write_event)(notes, fh)
+        lines = fh.getvalue().splitlines(keepends=True)
+        for k in sorted(self.rng.choice(len(lines), size=max(1, len(lines) // 500), replace=False))[::-1]:
+            lines.insert(int(k), lines[int(k)])  # a collector that wrote a few lines twice
+        text = "".join(lines)
+        if self.malformed < 3 and "gnmi" not in self._malformed_kinds:
+            text += lines[-1][: len(lines[-1]) // 2] + "\n"  # the collector died mid-line
+            self._count_malformed("gnmi")
+        _gz(self.out / "gnmi" / f"{device}.{kind.split('_')[1]}.jsonl.gz", text)
+
+    _malformed_kinds: set = set()
+
+    def _count_malformed(self, kind: str) -> None:
+        self._malformed_kinds = self._malformed_kinds | {kind}
+        self.malformed += 1
+
+    def write_host(self, host: str, part: pl.DataFrame, n: int, wide: pl.DataFrame) -> None:
+        ts, ports, keep = self.series(host, part, n)
+        for ifname, vals in ports.items():
+            blocks = [(int(ts[i]), {name: int(vals[c][i]) for c, name in ETHTOOL_NAMES.items()}) for i in keep]
+            fh = io.StringIO()
+            write_ethtool_snapshots(blocks, fh)
+            text = fh.getvalue()
+            if self.malformed < 3 and "nic" not in self._malformed_kinds:
+                text += "     tx_bytes_phy: 12abc\n"
+                self._count_malformed("nic")
+            _gz(self.out / "nic" / host / f"{ifname}.ethtool.gz", text)
+            # RDMA hw counters are 32 bits on these NICs: they wrap
+            marks = vals["ecn_marked"] - vals["ecn_marked"][0]
+            leaf_marks = self._leaf_marks(host, ifname, wide)
+            if leaf_marks is not None:
+                marks = leaf_marks
+            timeouts = self._timeouts(host, (ts - self.t0) / NS)
+            base = 2**32 - int(self.rng.integers(1, 10**6))
+            ibdev = f"mlx5_{ifname.removeprefix('eth')}"
+            blocks = [(int(ts[i]), {(ibdev, 1): {
+                "np_cnp_sent": (base + int(marks[i])) % 2**32,
+                "np_ecn_marked_roce_packets": (base + int(marks[i])) % 2**32,
+                "local_ack_timeout_err": int(timeouts[i]), "out_of_sequence": 0}}) for i in keep]
+            fh = io.StringIO()
+            write_rdma_statistic(blocks, fh)
+            _gz(self.out / "nic" / host / f"{ibdev}.rdma.gz", fh.getvalue())
+
+    def _leaf_marks(self, host: str, ifname: str, wide: pl.DataFrame) -> np.ndarray | None:
+        """ECN marks on the leaf port facing this NIC: what its RoCE receiver sees (and CNPs)."""
+        port = f"{host}:{ifname}"
+        for c in range(self.f.n_cables):
+            if self.f.cable_port_a[c] == port:
+                dev, ifn = self.f.cable_port_b[c].split(":", 1)
+                sel = wide.filter((pl.col("device") == dev) & (pl.col("ifname") == ifn))
+                if "ecn_marked" in sel.columns and sel.height:
+                    return sel["ecn_marked"].to_numpy()
+        return None
+
+    def _timeouts(self, host: str, t_s: np.ndarray) -> np.ndarray:
+        """Transport timeouts: every job host's QPs time out once when a link under them dies."""
+        in_job = any(host in {self.f.node_name[h] for h in coll.hosts} for _, coll in self.sc.jobs)
+        out = np.zeros(len(t_s), dtype=np.int64)
+        if in_job:
+            for f in self.faults:
+                for a, _ in f.downs:
+                    out += (t_s >= a).astype(np.int64)
+        return out
+
+    def write_topology(self) -> None:
+        f = self.f
+        nbrs: dict[str, list[LldpNeighbor]] = {}
+        for c in range(f.n_cables):
+            a_dev, a_if = f.cable_port_a[c].split(":", 1)
+            b_dev, b_if = f.cable_port_b[c].split(":", 1)
+            nbrs.setdefault(a_dev, []).append(LldpNeighbor(a_if, b_dev, b_if))
+            nbrs.setdefault(b_dev, []).append(LldpNeighbor(b_if, a_dev, a_if))
+        for dev, rows in nbrs.items():
+            fh = io.StringIO()
+            write_lldp_json0(rows, fh)
+            _text(self.out / "topology" / dev / "lldpctl.json", fh.getvalue())
+        for host in self.hosts:
+            ports = sorted((n.local_ifname for n in nbrs.get(host, [])), key=lambda s: int(s[3:]))
+            fh = io.StringIO()
+            write_ibdev2netdev([(f"mlx5_{p.removeprefix('eth')}", 1, p, "Up") for p in ports], fh)
+            _text(self.out / "topology" / host / "ibdev2netdev", fh.getvalue())
+
+    def write_syslog(self) -> None:
+        logs: dict[tuple[str, str], list[LogEvent]] = {}
+        for f in self.faults:
+            if f.kind in ("link_down", "link_flap"):
+                for port in f.root_id.split("--"):
+                    dev, ifn = port.split(":", 1)
+                    style = "kernel" if dev in self.hosts else (
+                        "rfc5424" if self.collector.get(dev) == "gnmi_json" else "cumulus")
+                    for a, b in f.downs:
+                        skew = self.skew_ns[dev]
+                        logs.setdefault((dev, style), []).append(
+                            LogEvent(self.t0 + int(a * NS) + skew, dev, ifn, "link_down"))
+                        if np.isfinite(b) and b < self.duration:
+                            logs[(dev, style)].append(LogEvent(self.t0 + int(b * NS) + skew, dev, ifn, "link_up"))
+            elif f.kind == "pfc_storm":
+                leaf_port = next(self.f.cable_port_b[c] for c in range(self.f.n_cables)
+                                 if self.f.cable_port_a[c] == f.root_id)
+                dev, ifn = leaf_port.split(":", 1)
+                skew = self.skew_ns[dev]
+                logs.setdefault((dev, "rfc5424"), []).extend([
+                    LogEvent(self.t0 + int(f.start_s * NS) + skew, dev, ifn, "pfc_storm", queue=3),
+                    LogEvent(self.t0 + int(f.end_s * NS) + skew, dev, ifn, "pfc_storm_restored", queue=3)])
+        for (dev, style), events in logs.items():
+            fh = io.StringIO()
+            write_syslog(sorted(events), fh, style)
+            _text(self.out / "syslog" / f"{dev}.log", fh.getvalue())
+
+    def write_jobs(self) -> None:
+        jobs = [Job(str(1000 + j), "tenant-a", self.t0 - 3600 * NS, None,
+                    [self.f.node_name[h] for h in coll.hosts], "RUNNING")
+                for j, (_, coll) in enumerate(self.sc.jobs)]
+        fh = io.StringIO()
+        write_sacct_pipe(jobs, fh)
+        _text(self.out / "jobs" / "sacct.txt", fh.getvalue())
+
+    def labels(self, seed: int, scenario: str) -> dict:
+        """Ground truth, with the fields of `investigate --json`."""
+        faults = []
+        for f in self.faults:
+            end = min(f.end_s, self.duration)
+            faults.append({"kind": f.kind, "root_cause": {"type": f.root_type, "id": f.root_id},
+                           "start": ns_to_iso(self.t0 + int(f.start_s * NS)),
+                           "end": ns_to_iso(self.t0 + int(end * NS))})
+        return {"scenario": scenario, "seed": seed,
+                "window": {"start": ns_to_iso(self.t0), "end": ns_to_iso(self.t0 + int(self.duration * NS))},
+                "faults": faults, "malformed_lines": self.malformed, "reboot": self.reboot,
+                "clock_skew_ms": {d: s // 1_000_000 for d, s in sorted(self.skew_ns.items())}}
