@@ -89,6 +89,16 @@ def test_link_flap_signature(bundles):
                     "GROUP BY 1")
     assert {p for p, _ in rows} == set(ends)
     assert all(15 < d < 25 for _, d in rows)  # down for 20 s, give or take clock skew
+    # the NICs whose flows crossed the link saw transport timeouts; no other NIC did
+    timed_out = {d for (d,) in q(store, "SELECT DISTINCT device FROM counter_rates "
+                                        "WHERE counter = 'local_ack_timeout_err' AND delta > 0")}
+    assert timed_out and timed_out <= set(labels["faults"][0]["victims"])
+
+
+def test_sprayed_traffic_arrives_partly_out_of_order(bundles):
+    _, store = bundles["healthy"]
+    assert q(store, "SELECT min(rate) > 0 FROM counter_rates WHERE counter = 'out_of_sequence' "
+                    "AND NOT reset") == [(True,)]
 
 
 def test_link_degraded_signature(bundles):
@@ -135,6 +145,7 @@ def test_labels_use_the_investigate_fields(bundles):
     labels, _ = bundles["two_faults"]
     assert [f["kind"] for f in labels["faults"]] == ["link_flap", "pfc_storm"]
     for f in labels["faults"]:
-        assert set(f) >= {"kind", "root_cause", "start", "end"}
+        assert set(f) >= {"kind", "root_cause", "start", "end", "victims"}
+        assert f["victims"] and f["root_cause"]["id"] not in f["victims"]
         assert set(f["root_cause"]) == {"type", "id"}
     json.dumps(labels)

@@ -69,6 +69,7 @@ class Fault:
     extra_traffic: Transfers | None = None
     ecmp_leaf: int | None = None
     downs: list[tuple[float, float]] = field(default_factory=list)  # link down intervals
+    victims: list[str] = field(default_factory=list)
 
 
 def _gz(path: Path, text: str) -> None:
@@ -179,10 +180,53 @@ def generate(scenario_path: str | Path, out: str | Path, seed: int = 0) -> Gener
     counters = port_counters(fabric, res, t0_ns=t0)
     writer = _BundleWriter(tmp, fabric, sc, faults, rng, t0, step, duration)
     writer.name = path.stem
+    _effects(writer, FabricState(fabric, mode=sc.modes, seed=sc.seed + seed), traffic, res, faults)
     writer.write(counters)
     labels = writer.labels(seed, str(path))
     _text(tmp / "labels.json", json.dumps(labels, indent=2) + "\n")
     return Generated(tmp, labels, writer.files)
+
+
+REORDER = {"spray": 1e-3, "ar": 1e-4, "ecmp": 0.0}  # out-of-sequence share of received packets
+ROCE_TIMEOUT_S = 0.004  # a tight RoCE transport timeout (local_ack_timeout 12 is about 16 ms)
+
+
+def _effects(writer: _BundleWriter, healthy: FabricState, traffic: Transfers, res, faults: list[Fault]) -> None:
+    """What faults do to victims, from the twin: the hosts whose flows crossed a link that
+    died (transport timeouts: one per flow when adaptive routing moves it at once, one per
+    timeout interval while ECMP waits for the control plane), the ports a storm paused, the
+    incast senders, the imbalanced leaf's uplinks; and the receive reordering of sprayed traffic."""
+    f = writer.f
+    inc = traffic.incidence(healthy)
+    name = f.node_name
+    writer.timeout_events = []
+    for ft in faults:
+        victims: set[str] = set()
+        if ft.root_type == "link":
+            c = next(i for i in range(f.n_cables) if f.link_id(i) == ft.root_id)
+            mask = np.zeros(f.n_links, dtype=bool)
+            mask[[2 * c, 2 * c + 1]] = True
+            hit = np.flatnonzero(inc.flows_touching(mask))
+            plane = int(f.cable_plane[c])
+            per_flow = 1 if writer.sc.modes[plane] == "ar" else max(
+                1, int(np.ceil(writer.sc.convergence_s / ROCE_TIMEOUT_S)))
+            hosts = [name[h] for h in traffic.src[hit]]
+            victims = {name[h] for h in np.concatenate([traffic.src[hit], traffic.dst[hit]])}
+            for a, _ in ft.downs:
+                for h in hosts:
+                    writer.timeout_events.append((h, a, per_flow))
+        elif ft.kind == "pfc_storm":
+            paused = res.counters_at["pause_s"][-1] > 0 if res.counters_at else np.zeros(0, bool)
+            for link in np.flatnonzero(paused):
+                c, down = divmod(int(link), 2)
+                victims.add(f.cable_port_b[c] if down else f.cable_port_a[c])  # the paused sender
+            victims.discard(ft.root_id)
+        elif ft.kind == "congestion" and ft.extra_traffic is not None:
+            victims = {name[h] for h in ft.extra_traffic.src}
+        elif ft.kind == "load_imbalance" and ft.ecmp_leaf is not None:
+            victims = {f.link_id(int(c)) for c in f.leaf_up_cables[ft.ecmp_leaf] if c >= 0}
+        ft.victims = sorted(victims)
+    writer.reorder = {name[h]: REORDER[writer.sc.modes[p]] for h, p in zip(f.ep_host, f.ep_plane, strict=True)}
 
 
 def _traffic(sc: Scenario, fabric: Fabric, faults: list[Fault], duration: float) -> Transfers:
@@ -380,12 +424,14 @@ class _BundleWriter:
             if leaf_marks is not None:
                 marks = leaf_marks
             timeouts = self._timeouts(host, (ts - self.t0) / NS)
+            oos = np.floor((vals["rx_packets"] - vals["rx_packets"][0]) * getattr(self, "reorder", {}).get(host, 0.0))
             base = 2**32 - int(self.rng.integers(1, 10**6))
             ibdev = f"mlx5_{ifname.removeprefix('eth')}"
             blocks = [(int(ts[i]), {(ibdev, 1): {
                 "np_cnp_sent": (base + int(marks[i])) % 2**32,
                 "np_ecn_marked_roce_packets": (base + int(marks[i])) % 2**32,
-                "local_ack_timeout_err": int(timeouts[i]), "out_of_sequence": 0}}) for i in keep]
+                "local_ack_timeout_err": int(timeouts[i]),
+                "out_of_sequence": int(oos[i]) % 2**32}}) for i in keep]
             fh = io.StringIO()
             write_rdma_statistic(blocks, fh)
             _gz(self.out / "nic" / host / f"{ibdev}.rdma.gz", fh.getvalue())
@@ -402,13 +448,11 @@ class _BundleWriter:
         return None
 
     def _timeouts(self, host: str, t_s: np.ndarray) -> np.ndarray:
-        """Transport timeouts: every job host's QPs time out once when a link under them dies."""
-        in_job = any(host in {self.f.node_name[h] for h in coll.hosts} for _, coll in self.sc.jobs)
+        """Transport timeouts of the host's QPs whose flows crossed a link when it died."""
         out = np.zeros(len(t_s), dtype=np.int64)
-        if in_job:
-            for f in self.faults:
-                for a, _ in f.downs:
-                    out += (t_s >= a).astype(np.int64)
+        for h, at, count in getattr(self, "timeout_events", []):
+            if h == host:
+                out += (t_s >= at).astype(np.int64) * count
         return out
 
     def write_topology(self) -> None:
@@ -471,7 +515,7 @@ class _BundleWriter:
             end = min(f.end_s, self.duration)
             faults.append({"kind": f.kind, "root_cause": {"type": f.root_type, "id": f.root_id},
                            "start": ns_to_iso(self.t0 + int(f.start_s * NS)),
-                           "end": ns_to_iso(self.t0 + int(end * NS))})
+                           "end": ns_to_iso(self.t0 + int(end * NS)), "victims": f.victims})
         return {"scenario": scenario, "seed": seed,
                 "window": {"start": ns_to_iso(self.t0), "end": ns_to_iso(self.t0 + int(self.duration * NS))},
                 "faults": faults, "malformed_lines": self.malformed, "reboot": self.reboot,
