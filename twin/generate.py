@@ -36,7 +36,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import polars as pl
 
 from collectors.gnmi import cumulus_notification, write_event, write_json
 from collectors.ibdev import write_ibdev2netdev
@@ -50,7 +49,7 @@ from twin.engine import LinkChange, Storm, Transfers, simulate
 from twin.queueing import QueueConfig
 from twin.routing import FabricState
 from twin.scenario import Scenario, ScenarioError, from_dict, read_toml
-from twin.telemetry import port_counters
+from twin.telemetry import port_series
 from twin.topology import Fabric, build
 
 NS = 1_000_000_000
@@ -177,11 +176,10 @@ def generate(scenario_path: str | Path, out: str | Path, seed: int = 0) -> Gener
     res = simulate(state, traffic, changes=[c for f in faults for c in f.changes],
                    storms=[s for f in faults for s in f.storms], convergence_s=sc.convergence_s,
                    until=duration, sample_every=step, telemetry=QueueConfig())
-    counters = port_counters(fabric, res, t0_ns=t0)
     writer = _BundleWriter(tmp, fabric, sc, faults, rng, t0, step, duration)
     writer.name = path.stem
     _effects(writer, FabricState(fabric, mode=sc.modes, seed=sc.seed + seed), traffic, res, faults)
-    writer.write(counters)
+    writer.write(res)
     labels = writer.labels(seed, str(path))
     _text(tmp / "labels.json", json.dumps(labels, indent=2) + "\n")
     return Generated(tmp, labels, writer.files)
@@ -280,6 +278,12 @@ class _BundleWriter:
         self.hosts = [n for i, n in enumerate(names) if fabric.node_kind[i] == 0]
         # collectors as fleets mix them: a third of the switches each way
         self.collector = {s: ("gnmi_json", "gnmi_event", "prom")[i % 3] for i, s in enumerate(self.switches)}
+        c = fabric.n_cables
+        self.ports_of: dict[str, list[tuple[str, int]]] = {}
+        for p_, port in enumerate(fabric.cable_port_a + fabric.cable_port_b):
+            dev, ifn = port.split(":", 1)
+            self.ports_of.setdefault(dev, []).append((ifn, p_))
+        self.cable_of = {fabric.cable_port_a[i]: i for i in range(c)}
         self.skew_ns = {d: int(rng.integers(-300, 301)) * 1_000_000 for d in names}
 
     # -- time and state ------------------------------------------------------------------------
@@ -310,22 +314,21 @@ class _BundleWriter:
         return down
 
     # -- the bundle ------------------------------------------------------------------------------
-    def write(self, counters: pl.DataFrame) -> None:
+    def write(self, res) -> None:
+        self.res = res
         if self.out.exists():
             shutil.rmtree(self.out)
         self.out.mkdir(parents=True)
         _text(self.out / "manifest.json", json.dumps({
             "name": self.name, "description": "synthetic bundle written by fabtwin generate",
             "timezone": "UTC", "year": int(ns_to_iso(self.t0)[:4])}, indent=2) + "\n")
-        wide = counters.pivot(on="counter", index=["ts", "device", "ifname"], values="value").sort(
-            "device", "ifname", "ts")
-        n_samples = wide["ts"].n_unique()
+        n_samples = len(res.sample_times)
         self.pick_reboot(n_samples)
-        for (device,), part in wide.group_by("device", maintain_order=True):
+        for device in sorted(self.ports_of):
             if device in self.collector:
-                self.write_switch(device, part, n_samples)
+                self.write_switch(device, n_samples)
             else:
-                self.write_host(device, part, n_samples, wide)
+                self.write_host(device, n_samples)
         self.write_topology()
         self.write_syslog()
         self.write_jobs()
@@ -337,15 +340,15 @@ class _BundleWriter:
             dev = prom[int(self.rng.integers(len(prom)))]
             self.reboot = {"device": dev, "sample": int(self.rng.integers(n_samples // 3, 2 * n_samples // 3))}
 
-    def series(self, device: str, part: pl.DataFrame, n: int) -> tuple[np.ndarray, dict, list[int]]:
+    def series(self, device: str, n: int) -> tuple[np.ndarray, dict, list[int]]:
         """(sample times, {ifname: {counter: values}}, kept sample indices) with realism applied."""
         ts = self.sample_times(device, n)
         keep = [i for i in range(n) if self.rng.random() > 0.01 or i in (0, n - 1)]  # 1% missing
         ports: dict[str, dict[str, np.ndarray]] = {}
-        for (ifname,), p in part.group_by("ifname", maintain_order=True):
+        for ifname, port in sorted(self.ports_of[device]):
             base = {c: float(self.rng.integers(1, 10**9)) for c in SWITCH_COUNTERS}
             base["rx_fcs_errors"] = float(self.rng.integers(0, 5))
-            raw = {c: (p[c].to_numpy() if c in p.columns else np.zeros(n)) for c in SWITCH_COUNTERS}
+            raw = port_series(self.f, self.res, port)
             raw["rx_fcs_errors"] = self.fcs_errors(f"{device}:{ifname}", raw["rx_packets"], ts)
             vals = {c: raw[c] + base[c] for c in SWITCH_COUNTERS}
             if self.reboot and self.reboot["device"] == device:
@@ -355,8 +358,8 @@ class _BundleWriter:
             ports[ifname] = vals
         return ts, ports, keep
 
-    def write_switch(self, device: str, part: pl.DataFrame, n: int) -> None:
-        ts, ports, keep = self.series(device, part, n)
+    def write_switch(self, device: str, n: int) -> None:
+        ts, ports, keep = self.series(device, n)
         t_s = (ts - self.t0) / NS
         kind = self.collector[device]
         if kind == "prom":
@@ -407,8 +410,8 @@ class _BundleWriter:
         self._malformed_kinds = self._malformed_kinds | {kind}
         self.malformed += 1
 
-    def write_host(self, host: str, part: pl.DataFrame, n: int, wide: pl.DataFrame) -> None:
-        ts, ports, keep = self.series(host, part, n)
+    def write_host(self, host: str, n: int) -> None:
+        ts, ports, keep = self.series(host, n)
         for ifname, vals in ports.items():
             blocks = [(int(ts[i]), {name: int(vals[c][i]) for c, name in ETHTOOL_NAMES.items()}) for i in keep]
             fh = io.StringIO()
@@ -420,7 +423,7 @@ class _BundleWriter:
             _gz(self.out / "nic" / host / f"{ifname}.ethtool.gz", text)
             # RDMA hw counters are 32 bits on these NICs: they wrap
             marks = vals["ecn_marked"] - vals["ecn_marked"][0]
-            leaf_marks = self._leaf_marks(host, ifname, wide)
+            leaf_marks = self._leaf_marks(host, ifname)
             if leaf_marks is not None:
                 marks = leaf_marks
             timeouts = self._timeouts(host, (ts - self.t0) / NS)
@@ -436,16 +439,12 @@ class _BundleWriter:
             write_rdma_statistic(blocks, fh)
             _gz(self.out / "nic" / host / f"{ibdev}.rdma.gz", fh.getvalue())
 
-    def _leaf_marks(self, host: str, ifname: str, wide: pl.DataFrame) -> np.ndarray | None:
+    def _leaf_marks(self, host: str, ifname: str) -> np.ndarray | None:
         """ECN marks on the leaf port facing this NIC: what its RoCE receiver sees (and CNPs)."""
-        port = f"{host}:{ifname}"
-        for c in range(self.f.n_cables):
-            if self.f.cable_port_a[c] == port:
-                dev, ifn = self.f.cable_port_b[c].split(":", 1)
-                sel = wide.filter((pl.col("device") == dev) & (pl.col("ifname") == ifn))
-                if "ecn_marked" in sel.columns and sel.height:
-                    return sel["ecn_marked"].to_numpy()
-        return None
+        c = self.cable_of.get(f"{host}:{ifname}")
+        if c is None:
+            return None
+        return np.floor(self.res.counters_at["ecn_marked"][:, 2 * c + 1])
 
     def _timeouts(self, host: str, t_s: np.ndarray) -> np.ndarray:
         """Transport timeouts of the host's QPs whose flows crossed a link when it died."""

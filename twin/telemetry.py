@@ -67,3 +67,24 @@ def port_counters(fabric: Fabric, result: Result, t0_ns: int = 0) -> pl.DataFram
             "ifname": np.tile(ifname, n_samples), "counter": name,
             "value": np.floor(acc).ravel()}))
     return pl.concat(frames)
+
+
+def port_links(fabric: Fabric, port: int) -> tuple[int, int]:
+    """(egress link, ingress link) of port index `port` (a-side ports first, then b-side)."""
+    c = fabric.n_cables
+    return (2 * port, 2 * port + 1) if port < c else (2 * (port - c) + 1, 2 * (port - c))
+
+
+def port_series(fabric: Fabric, result: Result, port: int) -> dict[str, np.ndarray]:
+    """One port's cumulative canonical counters at every sample time (see `port_counters`),
+    without building the whole fabric's long table: what a streaming writer wants."""
+    egress, ingress = port_links(fabric, port)
+    c = result.counters_at
+    frames_per_s = float(fabric.cable_gbps[egress // 2]) * 1e9 / PAUSE_QUANTA_BITS * 2
+    return {
+        "tx_bytes": np.floor(c["bytes"][:, egress]), "rx_bytes": np.floor(c["bytes"][:, ingress]),
+        "tx_packets": np.floor(c["packets"][:, egress]), "rx_packets": np.floor(c["packets"][:, ingress]),
+        "ecn_marked": np.floor(c["ecn_marked"][:, egress]), "tx_discards": np.floor(c["drops"][:, egress]),
+        "rx_pause": np.floor(c["pause_s"][:, egress] * frames_per_s),
+        "tx_pause": np.floor(c["pause_s"][:, ingress] * frames_per_s),
+    }
