@@ -149,3 +149,15 @@ def test_labels_use_the_investigate_fields(bundles):
         assert f["victims"] and f["root_cause"]["id"] not in f["victims"]
         assert set(f["root_cause"]) == {"type", "id"}
     json.dumps(labels)
+
+
+def test_a_job_with_iterations_stops_when_they_are_done(tmp_path):
+    text = (GEN / "healthy.toml").read_text().replace('size = "1GiB"', 'size = "1GiB"\niterations = 100')
+    (tmp_path / "s.toml").write_text(text)
+    generate(tmp_path / "s.toml", tmp_path / "b", seed=1)
+    with Store.open(tmp_path / "s.duckdb") as store:
+        ingest_bundle(store, tmp_path / "b")
+        # 100 ring all-reduces of 1 GiB on 16 hosts at 400G: 2 * 15/16 * 100 GiB per host = 10.07 s
+        busy = q(store, "SELECT count(*) FILTER (WHERE tx_bytes_per_s > 1e9), count(*) FROM port_rates "
+                        "WHERE device = 'gpu-node-0001'")[0]
+        assert 1 <= busy[0] <= 3 and busy[1] > 50

@@ -267,6 +267,15 @@ def simulate(
             line_rate = None
         if not active.any() and next_arrival >= n and not pending:
             break
+    # an idle fabric keeps reporting until the end of the window
+    while np.isfinite(until) and next_sample <= until * (1 + 1e-12):
+        samples_t.append(next_sample)
+        samples_b.append(link_bytes.copy())
+        if telemetry is not None:
+            for c in COUNTERS:
+                samples_c[c].append(totals[c].copy())
+        k_sample += 1
+        next_sample = t_first + k_sample * sample_every  # type: ignore[operator]
     if hop_latency_s:
         finish = finish + hops * hop_latency_s
     return Result(finish, flows.start.astype(float), flows.size.astype(float), link_bytes,

@@ -19,8 +19,9 @@ host = "gpu-node-0005"      # pfc_storm: the NIC that keeps pausing; congestion:
 senders = 8                 # congestion: how many hosts send to it
 device = "leaf-p0-02"       # load_imbalance: the leaf left in ECMP (adaptive routing off)
 ```
-Jobs run for the whole window (training is back-to-back collectives): their transfers are
-long-lived streams at the twin's max-min rates. Realism a parser must survive is added on top:
+Jobs run for the whole window (training is back-to-back collectives), or for `iterations`
+collectives of `size` when a job gives that: their transfers are streams at the twin's
+max-min rates. Realism a parser must survive is added on top:
 per-device clock skew and sampling jitter, missing and duplicated samples, 32-bit RDMA counters
 that wrap, a switch reboot that resets its counters, and a few malformed lines (their count is
 in labels.json). The same scenario and seed give byte-identical files.
@@ -172,7 +173,7 @@ def generate(scenario_path: str | Path, out: str | Path, seed: int = 0) -> Gener
     for f in faults:
         if f.ecmp_leaf is not None:
             state.ecmp_switches.add(f.ecmp_leaf)
-    traffic = _traffic(sc, fabric, faults, duration)
+    traffic = _traffic(sc, fabric, faults, [j.get("iterations") for j in doc.get("jobs", [])])
     res = simulate(state, traffic, changes=[c for f in faults for c in f.changes],
                    storms=[s for f in faults for s in f.storms], convergence_s=sc.convergence_s,
                    until=duration, sample_every=step, telemetry=QueueConfig())
@@ -227,12 +228,14 @@ def _effects(writer: _BundleWriter, healthy: FabricState, traffic: Transfers, re
     writer.reorder = {name[h]: REORDER[writer.sc.modes[p]] for h, p in zip(f.ep_host, f.ep_plane, strict=True)}
 
 
-def _traffic(sc: Scenario, fabric: Fabric, faults: list[Fault], duration: float) -> Transfers:
-    """Jobs as long-lived streams (they outlast the window), plus the faults' incast jobs."""
+def _traffic(sc: Scenario, fabric: Fabric, faults: list[Fault], iterations: list) -> Transfers:
+    """Each job's collective repeated `iterations` times back to back (pipelined: one stream of
+    that many times the bytes), or for the whole window when not given; plus incast faults."""
     parts = []
     for j, (_, coll) in enumerate(sc.jobs):
         t = coll.transfers(fabric.spec.nics_per_host, job=j)
-        t.size = np.full(len(t), 1e18)
+        n_iter = iterations[j] if j < len(iterations) else None
+        t.size = t.size * float(n_iter) if n_iter else np.full(len(t), 1e18)
         parts.append(t)
     parts += [f.extra_traffic for f in faults if f.extra_traffic is not None]
     nic = [p.nic if p.nic is not None else np.zeros(len(p), np.int64) for p in parts]
