@@ -22,6 +22,7 @@ event tags `interface_name`, `port_port-id`) give the ifname; other keys become 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable
@@ -1166,6 +1167,7 @@ def _as_value(v: Any, strings: bool) -> Any:
     return str(v) if type(v) is int else repr(v) if type(v) is float else v
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _keyless(path: str) -> str:
     return "/".join(name for name, _ in split_path(path))
 
@@ -1191,7 +1193,12 @@ def write_json(notifications: Iterable[GnmiNotification], fh: IO[str],
 
 
 def _event_tags(path: str) -> dict[str, str]:
-    return {f"{name}_{k}": v for name, keys in split_path(path) for k, v in keys}
+    return dict(_event_tag_items(path))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _event_tag_items(path: str) -> tuple[tuple[str, str], ...]:
+    return tuple((f"{name}_{k}", v) for name, keys in split_path(path) for k, v in keys)
 
 
 def write_event(notifications: Iterable[GnmiNotification], fh: IO[str], strings: bool = True,

@@ -358,7 +358,8 @@ class _BundleWriter:
                 r = self.reboot["sample"]
                 for c in vals:  # counters restart from zero after the reboot
                     vals[c] = np.concatenate([vals[c][:r], vals[c][r:] - vals[c][r]])
-            ports[ifname] = vals
+            # Python ints: the writers index them per sample, and numpy scalars are slow there
+            ports[ifname] = {c: v.astype(np.int64).tolist() for c, v in vals.items()}
         return ts, ports, keep
 
     def write_switch(self, device: str, n: int) -> None:
@@ -372,7 +373,7 @@ class _BundleWriter:
                 for i in keep:
                     for c, name in PROM_NAMES.items():
                         rows.append({"ts": int(ts[i]), "device": device, "ifname": ifname, "metric": name,
-                                     "value": float(int(vals[c][i])), "qualifier": ""})
+                                     "value": float(vals[c][i]), "qualifier": ""})
                     rows.append({"ts": int(ts[i]), "device": device, "ifname": ifname,
                                  "metric": "nvswitch_interface_oper_state", "value": 2.0 if down[i] else 1.0,
                                  "qualifier": ""})
@@ -392,7 +393,7 @@ class _BundleWriter:
                 for group, leaves in GNMI_LEAVES.items():
                     extra = {"queue": 3} if group == "queue" else {"priority": 3} if group == "pfc" else {}
                     notes.append(cumulus_notification(t, device, group, {
-                        leaf: int(vals[c][i]) for c, leaf in leaves.items()}, ifname=ifname, **extra))
+                        leaf: vals[c][i] for c, leaf in leaves.items()}, ifname=ifname, **extra))
                 notes.append(cumulus_notification(t, device, "state",
                                                   {"oper-status": "DOWN" if down[i] else "UP"}, ifname=ifname))
         notes.sort(key=lambda x: x.ts)
@@ -416,7 +417,7 @@ class _BundleWriter:
     def write_host(self, host: str, n: int) -> None:
         ts, ports, keep = self.series(host, n)
         for ifname, vals in ports.items():
-            blocks = [(int(ts[i]), {name: int(vals[c][i]) for c, name in ETHTOOL_NAMES.items()}) for i in keep]
+            blocks = [(int(ts[i]), {name: vals[c][i] for c, name in ETHTOOL_NAMES.items()}) for i in keep]
             fh = io.StringIO()
             write_ethtool_snapshots(blocks, fh)
             text = fh.getvalue()
@@ -425,12 +426,13 @@ class _BundleWriter:
                 self._count_malformed("nic")
             _gz(self.out / "nic" / host / f"{ifname}.ethtool.gz", text)
             # RDMA hw counters are 32 bits on these NICs: they wrap
-            marks = vals["ecn_marked"] - vals["ecn_marked"][0]
+            marks = np.array(vals["ecn_marked"]) - vals["ecn_marked"][0]
             leaf_marks = self._leaf_marks(host, ifname)
             if leaf_marks is not None:
                 marks = leaf_marks
             timeouts = self._timeouts(host, (ts - self.t0) / NS)
-            oos = np.floor((vals["rx_packets"] - vals["rx_packets"][0]) * getattr(self, "reorder", {}).get(host, 0.0))
+            rx = np.array(vals["rx_packets"], dtype=float)
+            oos = np.floor((rx - rx[0]) * getattr(self, "reorder", {}).get(host, 0.0))
             base = 2**32 - int(self.rng.integers(1, 10**6))
             ibdev = f"mlx5_{ifname.removeprefix('eth')}"
             blocks = [(int(ts[i]), {(ibdev, 1): {
