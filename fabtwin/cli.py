@@ -185,6 +185,35 @@ def _print_table(reader: pa.RecordBatchReader, fh, max_rows: int) -> None:
     fh.write((note + "\n").encode())
 
 
+# -- investigate ----------------------------------------------------------------------------
+
+@main.command()
+@click.argument("bundle", type=click.Path(path_type=Path))
+@click.option("--db", default=DEFAULT_DB, show_default=True, help="DuckDB store (reused when the bundle is in it).")
+@click.option("--json", "as_json", is_flag=True, help="Print the ranked incidents as one JSON object.")
+def investigate(bundle: Path, db: str, as_json: bool) -> None:
+    """Ingest BUNDLE, diagnose it and print the ranked incidents with their evidence."""
+    from replay.investigate import investigate as run_investigation
+
+    try:
+        result = run_investigation(bundle, db)
+    except BundleError as exc:
+        fail(str(exc))
+    if as_json:
+        click.echo(json.dumps(result, indent=2, default=str))
+        return
+    w = result["window"]
+    click.echo(f"bundle   {result['bundle']}  window {w['start']} .. {w['end']}")
+    if not result["incidents"]:
+        click.echo("healthy: no incident found")
+        return
+    for inc in result["incidents"]:
+        rc = inc["root_cause"]
+        click.echo(f"#{inc['rank']} {inc['kind']:<15} {rc['type']} {rc['id']}  score {inc['score']:.2f}  "
+                   f"{inc['start']} .. {inc['end'] or 'still'}")
+        click.echo(f"   {inc['summary']}")
+
+
 # -- simulate -------------------------------------------------------------------------------
 
 @main.command()

@@ -204,7 +204,10 @@ def simulate(
         load = inc.link_load(rates)
         if telemetry is not None:
             if line_rate is None:
-                line_rate = standalone_rates(inc, cap)
+                # what each flow asks for: its path alone, shared with its sender's other flows
+                # (an all-to-all sender splits its NIC; an incast sender does not)
+                per_src = np.bincount(flows.src, minlength=int(flows.src.max()) + 1)
+                line_rate = standalone_rates(inc, cap) / per_src[flows.src]
             q = queue_state(inc, rates * 8, eff_cap, line_rate, active, telemetry,
                             storms=np.array(sorted(storming)) if storming else None,
                             link_pos=link_pos)

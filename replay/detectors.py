@@ -1,0 +1,223 @@
+"""Detectors: each reads the store (views of collectors/sql/views.sql) and returns incidents.
+
+A detector is a plain function `find_<kind>(con) -> list[Incident]`. This first set works from
+what the telemetry says: link state intervals, error, ECN and pause rates, and the invariant
+that a leaf's equal-cost uplinks carry near-equal load under adaptive routing. It separates
+root causes from victims the way design section 7 asks:
+- a PFC storm's root is a port that sends pauses without receiving any (a NIC), never the
+  switch ports that relay them upstream;
+- a congestion's root is the egress port where the ECN marks pile up on a switch that pauses its
+  feeders (an overload), not the feeders, and not a link merely running full;
+- an uplink imbalance during a link's down time is the reroute, not a misconfiguration.
+The twin's expected-versus-observed residuals (replay) will add evidence; not yet here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import duckdb
+
+ERRORS_PER_S = 10.0  # FCS/symbol errors per second that count as a degraded link
+ECN_PER_S = 1000.0  # ECN-marked packets per second at an egress port that count as congestion
+PAUSE_PER_S = 1000.0  # pause frames per second a NIC must keep sending to count as a storm
+IMBALANCE_CV = 0.15  # coefficient of variation of a leaf's uplink loads
+
+
+@dataclass
+class Incident:
+    kind: str
+    root_type: str
+    root_id: str
+    start: object  # datetime
+    end: object
+    score: float
+    summary: str
+    evidence: list[dict] = field(default_factory=list)
+    impact: dict = field(default_factory=dict)
+
+    def as_json(self, rank: int) -> dict:
+        return {"rank": rank, "kind": self.kind,
+                "root_cause": {"type": self.root_type, "id": self.root_id},
+                "start": _iso(self.start), "end": _iso(self.end), "score": round(self.score, 3),
+                "summary": self.summary, "evidence": self.evidence, "impact": self.impact}
+
+
+def _iso(t) -> str | None:
+    return None if t is None else t.isoformat(timespec="milliseconds") + "Z"
+
+
+def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: list | None = None) -> list[dict]:
+    cur = con.execute(sql, params or [])
+    cols = [d[0] for d in cur.description]
+    return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
+
+
+def _link_of(con, port_id: str) -> str:
+    row = con.execute("SELECT link_id FROM links WHERE port_a = ? OR port_b = ? LIMIT 1",
+                      [port_id, port_id]).fetchone()
+    return row[0] if row else port_id
+
+
+def _window_end(con):
+    return con.execute("SELECT max(ts) FROM samples").fetchone()[0]
+
+
+def find_link_failures(con: duckdb.DuckDBPyConnection) -> list[Incident]:
+    """link_down (down and still down at the end) and link_flap (down, then up), per link."""
+    rows = _rows(con, """
+        SELECT port_id, state, start, "end", duration_s, source FROM link_state_intervals
+        WHERE state = 'down' ORDER BY start""")
+    end_of_window = _window_end(con)
+    by_link: dict[str, list[dict]] = {}
+    for r in rows:
+        by_link.setdefault(_link_of(con, r["port_id"]), []).append(r)
+    out = []
+    for link, downs in by_link.items():
+        still_down = any(d["end"] is None for d in downs)
+        # both ends report each transition: fold downs that overlap into one outage
+        outages: list[list] = []
+        for d in sorted(downs, key=lambda d: d["start"]):
+            stop = d["end"] or end_of_window
+            if outages and d["start"] <= outages[-1][1]:
+                outages[-1][1] = max(outages[-1][1], stop)
+            else:
+                outages.append([d["start"], stop])
+        outages = [o for o in outages if (o[1] - o[0]).total_seconds() >= 1.0]  # skew blips
+        if not outages:
+            continue
+        evidence = [{"port": d["port_id"], "down_at": _iso(d["start"]), "up_at": _iso(d["end"]),
+                     "source": d["source"]} for d in downs[:10]]
+        if still_down:
+            start = outages[-1][0]
+            out.append(Incident("link_down", "link", link, start, None, 0.95,
+                                f"link {link} went down at {_iso(start)} and stayed down",
+                                evidence))
+        else:
+            total = sum((o[1] - o[0]).total_seconds() for o in outages)
+            out.append(Incident("link_flap", "link", link, outages[0][0], outages[-1][1],
+                                min(0.99, 0.8 + 0.05 * len(outages)),
+                                f"link {link} flapped {len(outages)} time(s), {total:.0f} s down in all",
+                                evidence))
+    return out
+
+
+def find_degraded_links(con: duckdb.DuckDBPyConnection) -> list[Incident]:
+    """Links whose receiving ports count FCS/symbol errors while up."""
+    rows = _rows(con, f"""
+        SELECT device || ':' || ifname AS port, min(ts_start) AS start, max(ts) AS "end",
+               max(errors_per_s) AS peak, count(*) AS intervals
+        FROM (SELECT *, ts - INTERVAL (interval_s) SECOND AS ts_start FROM port_rates)
+        WHERE errors_per_s > {ERRORS_PER_S} GROUP BY 1 HAVING count(*) >= 2""")
+    by_link: dict[str, list[dict]] = {}
+    for r in rows:
+        by_link.setdefault(_link_of(con, r["port"]), []).append(r)
+    out = []
+    for link, ports in by_link.items():
+        peak = max(p["peak"] for p in ports)
+        out.append(Incident(
+            "link_degraded", "link", link, min(p["start"] for p in ports), max(p["end"] for p in ports),
+            min(0.95, 0.6 + 0.1 * len(ports) + 0.05 * min(4, sum(p["intervals"] for p in ports) / 5)),
+            f"link {link} is corrupting frames: up to {peak:.0f} errors/s received",
+            [{"port": p["port"], "errors_per_s_peak": p["peak"], "intervals": p["intervals"]} for p in ports]))
+    return out
+
+
+def find_pfc_storms(con: duckdb.DuckDBPyConnection) -> list[Incident]:
+    """Ports that keep sending pause frames while receiving none: the origin of a PFC tree."""
+    rows = _rows(con, f"""
+        SELECT device || ':' || ifname AS port, min(ts) AS start, max(ts) AS "end",
+               max(tx_pause_per_s) AS peak, count(*) AS intervals,
+               coalesce(max(rx_pause_per_s), 0) AS rx_peak
+        FROM port_rates WHERE tx_pause_per_s > {PAUSE_PER_S}
+        GROUP BY 1 HAVING count(*) >= 2""")
+    out = []
+    for r in rows:
+        device = r["port"].split(":", 1)[0]
+        relays = con.execute(f"""
+            SELECT coalesce(max(rx_pause_per_s), 0) > {PAUSE_PER_S}
+                OR coalesce(max(ecn_marked_per_s), 0) > {ECN_PER_S}
+            FROM port_rates WHERE device = ? AND ts BETWEEN ? AND ?""",
+                             [device, r["start"], r["end"]]).fetchone()[0]
+        if r["rx_peak"] > PAUSE_PER_S or relays:
+            # its switch receives pauses (it relays a storm) or is congested (it protects a hot
+            # port): a victim on the tree or a congestion's feeder, not a storm's root
+            continue
+        paused = _rows(con, f"""
+            SELECT device || ':' || ifname AS port, max(rx_pause_per_s) AS peak FROM port_rates
+            WHERE rx_pause_per_s > {PAUSE_PER_S} AND ts BETWEEN ? AND ? AND device || ':' || ifname <> ?
+            GROUP BY 1 ORDER BY 2 DESC LIMIT 20""", [r["start"], r["end"], r["port"]])
+        out.append(Incident(
+            "pfc_storm", "port", r["port"], r["start"], r["end"], 0.9,
+            f"{r['port']} keeps sending pause frames ({r['peak']:.0f}/s) and pauses "
+            f"{len(paused)} port(s) upstream",
+            [{"port": r["port"], "tx_pause_per_s_peak": r["peak"], "intervals": r["intervals"]}],
+            {"paused_ports": [p["port"] for p in paused]}))
+    return out
+
+
+def find_congestion(con: duckdb.DuckDBPyConnection) -> list[Incident]:
+    """Egress ports where ECN marks pile up (incast, oversubscription): the hottest one per
+    switch is the root; the ports that feed it and get paused are its impact."""
+    rows = _rows(con, f"""
+        SELECT device, ifname, device || ':' || ifname AS port, min(ts) AS start, max(ts) AS "end",
+               max(ecn_marked_per_s) AS peak, count(*) AS intervals
+        FROM port_rates WHERE ecn_marked_per_s > {ECN_PER_S} AND device NOT LIKE 'gpu-%'
+        GROUP BY ALL HAVING count(*) >= 2 ORDER BY peak DESC""")
+    out, seen = [], set()
+    for r in rows:
+        if r["device"] in seen:
+            continue
+        overloaded = con.execute(f"""
+            SELECT coalesce(max(tx_pause_per_s), 0) > {PAUSE_PER_S} FROM port_rates
+            WHERE device = ? AND ts BETWEEN ? AND ?""", [r["device"], r["start"], r["end"]]).fetchone()[0]
+        if not overloaded:
+            continue  # ECN marks of a link simply running full (an all-to-all at line rate)
+        seen.add(r["device"])
+        out.append(Incident(
+            "congestion", "port", r["port"], r["start"], r["end"],
+            min(0.95, 0.7 + 0.05 * min(5, r["intervals"] / 4)),
+            f"{r['port']} is congested: up to {r['peak']:.0f} ECN-marked packets/s",
+            [{"port": r["port"], "ecn_marked_per_s_peak": r["peak"], "intervals": r["intervals"]}]))
+    return out
+
+
+def find_load_imbalance(con: duckdb.DuckDBPyConnection) -> list[Incident]:
+    """Leaves whose spine uplinks carry uneven load most of the time (ECMP hashing, adaptive
+    routing off), outside the times one of their links was down."""
+    rows = _rows(con, f"""
+        WITH up AS (
+            SELECT r.device, r.ts, r.ifname, r.tx_bytes_per_s AS bps
+            FROM port_rates r JOIN links l
+              ON (l.port_a = r.device || ':' || r.ifname AND l.device_b NOT LIKE 'gpu-%'
+                  AND r.device LIKE 'leaf%')
+              OR (l.port_b = r.device || ':' || r.ifname AND l.device_a NOT LIKE 'gpu-%'
+                  AND r.device LIKE 'leaf%')
+            WHERE r.tx_bytes_per_s IS NOT NULL
+        ), per_t AS (
+            SELECT device, ts, stddev_pop(bps) / nullif(avg(bps), 0) AS cv, count(*) AS n
+            FROM up GROUP BY device, ts HAVING count(*) >= 2
+        ), quiet AS (
+            -- a link down anywhere moves load between uplinks: those times say nothing
+            SELECT p.* FROM per_t p WHERE NOT EXISTS (
+                SELECT 1 FROM link_state_intervals s WHERE s.state = 'down'
+                AND p.ts BETWEEN s.start - INTERVAL 30 SECOND
+                AND coalesce(s."end", p.ts) + INTERVAL 30 SECOND)
+        )
+        SELECT device, min(ts) AS start, max(ts) AS "end", avg(cv) AS cv,
+               avg((cv > {IMBALANCE_CV})::INT) AS share
+        FROM quiet GROUP BY device""")
+    out = []
+    for r in rows:
+        if r["share"] >= 0.5 and r["cv"] > IMBALANCE_CV:
+            out.append(Incident(
+                "load_imbalance", "device", r["device"], r["start"], r["end"],
+                min(0.95, 0.5 + r["cv"]),
+                f"{r['device']}'s equal-cost uplinks are uneven (load varies {r['cv'] * 100:.0f}% "
+                "around the mean): ECMP collisions or adaptive routing off",
+                [{"device": r["device"], "uplink_cv": r["cv"], "share_of_time": r["share"]}]))
+    return out
+
+
+DETECTORS = (find_link_failures, find_degraded_links, find_pfc_storms, find_congestion,
+             find_load_imbalance)
