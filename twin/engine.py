@@ -169,6 +169,7 @@ def simulate(
         heapq.heappush(pending, (st_.end, seq := seq + 1, ("storm", st_.link, False)))
     storming: set[int] = set()
     link_pos = state.fabric.link_position
+    link_plane = np.repeat(state.fabric.cable_plane, 2)
     totals = {c: np.zeros(state.fabric.n_links) for c in COUNTERS}
     samples_c: dict[str, list[np.ndarray]] = {c: [] for c in COUNTERS}
     line_rate = None
@@ -195,7 +196,8 @@ def simulate(
         eff_cap = cap
         if storming:
             blocked = queue_state(inc, np.zeros(n), cap, np.zeros(n), active,
-                                  storms=np.array(sorted(storming)), link_pos=link_pos)
+                                  storms=np.array(sorted(storming)), link_pos=link_pos,
+                                  link_plane=link_plane)
             eff_cap = np.where(blocked.paused_fraction >= 1.0, 0.0, cap)
         if departed_rate is not None and not storming:
             rates = _after_departures(inc, eff_cap, active, rates, departed_rate)
@@ -210,7 +212,7 @@ def simulate(
                 line_rate = standalone_rates(inc, cap) / per_src[flows.src]
             q = queue_state(inc, rates * 8, eff_cap, line_rate, active, telemetry,
                             storms=np.array(sorted(storming)) if storming else None,
-                            link_pos=link_pos)
+                            link_pos=link_pos, link_plane=link_plane)
             per_s = {"bytes": load, "packets": load / MTU, "ecn_marked": q.ecn_marks_per_s,
                      "pause_s": q.paused_fraction, "drops": q.drops_per_s}
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -60,7 +60,8 @@ class QueueState:
 
 def queue_state(inc: Incidence, rates_bps: np.ndarray, capacity_bps: np.ndarray,
                 line_rate_bps: np.ndarray, active: np.ndarray, cfg: QueueConfig | None = None,
-                storms: np.ndarray | None = None, link_pos: np.ndarray | None = None) -> QueueState:
+                storms: np.ndarray | None = None, link_pos: np.ndarray | None = None,
+                link_plane: np.ndarray | None = None) -> QueueState:
     """Queues at every egress port for flows at `rates_bps` (bits/s) wanting `line_rate_bps`.
 
     storms: directed links whose receiver keeps pausing them (a stuck NIC): fully paused, and
@@ -100,7 +101,7 @@ def queue_state(inc: Incidence, rates_bps: np.ndarray, capacity_bps: np.ndarray,
         if link_pos is None:
             raise ValueError("storms need link_pos to know which links are upstream")
         pause[storms] = 1.0
-        pause = _propagate_pauses(inc, pause, active, link_pos)
+        pause = _propagate_pauses(inc, pause, active, link_pos, link_plane)
     delay = cfg.hop_latency_s + np.where(cap > 0, queue * 8 / np.maximum(cap, 1), 0.0)
     return QueueState(rho, queue, delay, ecn, pause, drops, n_bneck)
 
@@ -125,23 +126,27 @@ def _feeder_pauses(inc: Incidence, active: np.ndarray, congested: np.ndarray, le
 
 
 def _propagate_pauses(inc: Incidence, pause: np.ndarray, active: np.ndarray,
-                      link_pos: np.ndarray) -> np.ndarray:
+                      link_pos: np.ndarray, link_plane: np.ndarray | None = None) -> np.ndarray:
     """Fully paused links pause the links before them on every flow that crosses them
-    (head-of-line blocking), to a fixed point: a PFC tree rooted at the storm."""
+    (head-of-line blocking), to a fixed point: a PFC tree rooted at the storm. Pauses stay in
+    their plane: a transfer spread over planes is blocked there only."""
     full = pause >= 1.0
     a = _explicit(inc, active)  # links x flows, boolean
     positions = np.unique(link_pos)
+    planes = np.zeros(len(full), dtype=np.int64) if link_plane is None else link_plane
     while True:
-        # each flow stops at the first fully paused link on its path
-        first = np.full(a.shape[1], np.inf)
-        for p in positions[::-1]:
-            hit = (a.T @ (full & (link_pos == p)).astype(float)) > 0
-            first[hit] = p
         blocked = np.zeros_like(full)
-        for p in positions:
-            flows_p = first == p
-            if flows_p.any():
-                blocked |= ((a @ flows_p.astype(float)) > 0) & (link_pos < p)
+        for plane in np.unique(planes[full]):
+            in_plane = planes == plane
+            # each flow stops at the first fully paused link of this plane on its path
+            first = np.full(a.shape[1], np.inf)
+            for p in positions[::-1]:
+                hit = (a.T @ (full & in_plane & (link_pos == p)).astype(float)) > 0
+                first[hit] = p
+            for p in positions:
+                flows_p = first == p
+                if flows_p.any():
+                    blocked |= ((a @ flows_p.astype(float)) > 0) & (link_pos < p) & in_plane
         grown = full | blocked
         if grown.sum() == full.sum():
             return np.where(full, 1.0, pause)
