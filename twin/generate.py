@@ -246,10 +246,11 @@ def _traffic(sc: Scenario, fabric: Fabric, faults: list[Fault], iterations: list
 
 
 SWITCH_COUNTERS = ("rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "tx_discards", "ecn_marked",
-                   "rx_pause", "tx_pause", "rx_fcs_errors")
+                   "rx_pause", "tx_pause", "rx_fcs_errors", "symbol_errors")
 GNMI_LEAVES = {"counters": {"rx_bytes": "in-octets", "tx_bytes": "out-octets", "rx_packets": "in-pkts",
                             "tx_packets": "out-pkts", "tx_discards": "out-discards"},
                "ethernet": {"rx_fcs_errors": "in-fcs-errors"},
+               "phy": {"symbol_errors": "symbol-errors"},
                "queue": {"ecn_marked": "ecn-marked-pkts"},
                "pfc": {"rx_pause": "in-pause-pkts", "tx_pause": "out-pause-pkts"}}
 PROM_NAMES = {"rx_bytes": "nvswitch_interface_if_in_octets", "tx_bytes": "nvswitch_interface_if_out_octets",
@@ -258,11 +259,12 @@ PROM_NAMES = {"rx_bytes": "nvswitch_interface_if_in_octets", "tx_bytes": "nvswit
               "tx_discards": "nvswitch_interface_if_out_discards",
               "ecn_marked": "nvswitch_interface_tc_tx_ecn_marked_tc",
               "rx_pause": "nvswitch_interface_sp_rx_pause", "tx_pause": "nvswitch_interface_sp_tx_pause",
-              "rx_fcs_errors": "nvswitch_interface_dot3_stats_fcs_errors"}
+              "rx_fcs_errors": "nvswitch_interface_dot3_stats_fcs_errors",
+              "symbol_errors": "nvswitch_interface_phy_stats_phy_symbol_errors"}
 ETHTOOL_NAMES = {"rx_bytes": "rx_bytes_phy", "tx_bytes": "tx_bytes_phy", "rx_packets": "rx_packets_phy",
                  "tx_packets": "tx_packets_phy", "rx_pause": "rx_prio3_pause",
                  "tx_pause": "tx_prio3_pause", "tx_discards": "tx_discards_phy",
-                 "rx_fcs_errors": "rx_crc_errors_phy"}
+                 "rx_fcs_errors": "rx_crc_errors_phy", "symbol_errors": "rx_pcs_symbol_err_phy"}
 
 
 class _BundleWriter:
@@ -306,6 +308,21 @@ class _BundleWriter:
                 per_step = np.diff(rx_packets, prepend=rx_packets[0]) * inside
                 out += np.cumsum(per_step * loss)
         return np.floor(out)
+
+    def symbol_errors(self, port_id: str, port: int, ts: np.ndarray) -> np.ndarray:
+        """Physical-layer symbol errors of a dirty optic: they follow the line rate, not the
+        traffic, so an idle degraded link shows them too (loss x symbols per second)."""
+        out = np.zeros(len(ts))
+        t_s = (ts - self.t0) / NS
+        c = port if port < self.f.n_cables else port - self.f.n_cables
+        symbols_per_s = float(self.f.cable_gbps[c]) * 1e9 / 66  # 64b/66b blocks
+        for f in self.faults:
+            if f.kind == "link_degraded" and port_id in f.root_id.split("--"):
+                loss = max((ch.loss for ch in f.changes), default=0.0)
+                inside = np.clip(np.minimum(t_s, f.end_s) - f.start_s, 0, None)
+                # a lost frame is many corrupted symbols, most of them caught by FEC: scale down
+                out += np.floor(inside * symbols_per_s * loss * 1e-3)
+        return out
 
     def port_down(self, port: str, t_s: np.ndarray) -> np.ndarray:
         """Per sample: is the port's cable down (a link fault)?"""
@@ -351,8 +368,10 @@ class _BundleWriter:
         for ifname, port in sorted(self.ports_of[device]):
             base = {c: float(self.rng.integers(1, 10**9)) for c in SWITCH_COUNTERS}
             base["rx_fcs_errors"] = float(self.rng.integers(0, 5))
+            base["symbol_errors"] = float(self.rng.integers(0, 5))
             raw = port_series(self.f, self.res, port)
             raw["rx_fcs_errors"] = self.fcs_errors(f"{device}:{ifname}", raw["rx_packets"], ts)
+            raw["symbol_errors"] = self.symbol_errors(f"{device}:{ifname}", port, ts)
             vals = {c: raw[c] + base[c] for c in SWITCH_COUNTERS}
             if self.reboot and self.reboot["device"] == device:
                 r = self.reboot["sample"]
