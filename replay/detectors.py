@@ -164,9 +164,14 @@ def find_congestion(con: duckdb.DuckDBPyConnection) -> list[Incident]:
                max(ecn_marked_per_s) AS peak, count(*) AS intervals
         FROM port_rates WHERE ecn_marked_per_s > {ECN_PER_S} AND device NOT LIKE 'gpu-%'
         GROUP BY ALL HAVING count(*) >= 2 ORDER BY peak DESC""")
-    out, seen = [], set()
+    out, seen, faced = [], set(), set()
     for r in rows:
-        if r["device"] in seen:
+        # an incast onto a multiplane NIC builds a queue in every plane: one incident per
+        # receiving host, rooted at its first plane's port (the others are in the evidence)
+        peer = con.execute("SELECT CASE WHEN port_a = ? THEN device_b ELSE device_a END FROM links "
+                           "WHERE port_a = ? OR port_b = ?", [r["port"]] * 3).fetchone()
+        host = peer[0] if peer and peer[0].startswith("gpu-") else None
+        if r["device"] in seen or (host and host in faced):
             continue
         overloaded = con.execute(f"""
             SELECT coalesce(max(tx_pause_per_s), 0) > {PAUSE_PER_S} FROM port_rates
@@ -174,12 +179,23 @@ def find_congestion(con: duckdb.DuckDBPyConnection) -> list[Incident]:
         if not overloaded:
             continue  # ECN marks of a link simply running full (an all-to-all at line rate)
         seen.add(r["device"])
+        if host:
+            faced.add(host)
+            planes = [x for x in rows if _faces(con, x["port"], host)]
+            r = min(planes, key=lambda x: x["port"])
+            r["peak"] = max(x["peak"] for x in planes)
         out.append(Incident(
             "congestion", "port", r["port"], r["start"], r["end"],
             min(0.95, 0.7 + 0.05 * min(5, r["intervals"] / 4)),
             f"{r['port']} is congested: up to {r['peak']:.0f} ECN-marked packets/s",
             [{"port": r["port"], "ecn_marked_per_s_peak": r["peak"], "intervals": r["intervals"]}]))
     return out
+
+
+def _faces(con, port: str, host: str) -> bool:
+    row = con.execute("SELECT count(*) FROM links WHERE (port_a = ? AND device_b = ?) "
+                      "OR (port_b = ? AND device_a = ?)", [port, host, port, host]).fetchone()
+    return bool(row[0])
 
 
 def find_load_imbalance(con: duckdb.DuckDBPyConnection) -> list[Incident]:
