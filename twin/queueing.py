@@ -90,11 +90,13 @@ def queue_state(inc: Incidence, rates_bps: np.ndarray, capacity_bps: np.ndarray,
     pause = np.zeros_like(cap)
     drops = np.zeros_like(cap)
     congested = over > cfg.xoff_oversubscription
+    if storms is not None and len(storms):
+        congested[storms] = False  # a stormed link is paused, not overloaded: see below
     if cfg.lossless and congested.any():
         if link_pos is None:
             raise ValueError("PFC needs link_pos to know which links feed a congested port")
         pause = _feeder_pauses(inc, active, congested, cfg.pfc_share * (1 - 1 / np.maximum(over, 1)),
-                               link_pos)
+                               link_pos, link_plane)
     elif not cfg.lossless:
         drops = np.where(congested, (offered - cap) / 8 / MTU, 0.0)
     if storms is not None and len(storms):
@@ -107,13 +109,16 @@ def queue_state(inc: Incidence, rates_bps: np.ndarray, capacity_bps: np.ndarray,
 
 
 def _feeder_pauses(inc: Incidence, active: np.ndarray, congested: np.ndarray, level: np.ndarray,
-                   link_pos: np.ndarray) -> np.ndarray:
-    """Pause fraction of the links one hop before each congested port on its flows."""
+                   link_pos: np.ndarray, link_plane: np.ndarray | None = None) -> np.ndarray:
+    """Pause fraction of the links one hop before each congested port on its flows (in the
+    congested port's plane: a transfer spread over planes has feeders in each)."""
     a = _explicit(inc, active)
     pause = np.zeros(a.shape[0])
     for port in np.flatnonzero(congested):
         sub = a[:, a[port].indices].tocoo()
         before = link_pos[sub.row] < link_pos[port]
+        if link_plane is not None:
+            before &= link_plane[sub.row] == link_plane[port]
         rows, cols = sub.row[before], sub.col[before]
         if rows.size == 0:
             continue
