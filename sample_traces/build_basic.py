@@ -17,7 +17,6 @@ synthetic generator of a later issue replaces this hand-built bundle with twin-d
 
 from __future__ import annotations
 
-import gzip
 import io
 import json
 import shutil
@@ -30,6 +29,7 @@ from collectors.nic import write_ethtool_snapshots, write_rdma_statistic
 from collectors.prom import write_exposition
 from collectors.slurm import Job, write_sacct_pipe
 from collectors.syslog import LogEvent, write_syslog
+from twin.generate import write_gz, write_text
 
 NS = 1_000_000_000
 T0 = 1_796_007_600 * NS  # 2026-11-30T03:00:00Z
@@ -102,16 +102,6 @@ def counters() -> dict[tuple[str, str], list[tuple[int, dict[str, float], bool]]
     return out
 
 
-def _gz(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(gzip.compress(text.encode(), mtime=0))
-
-
-def _text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-
-
 def write_switch_gnmi(series: dict, leaf: str, fmt: str) -> str:
     notes = []
     for (dev, ifn), rows in series.items():
@@ -154,7 +144,7 @@ def build(out: Path = OUT) -> None:
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    _text(out / "manifest.json", json.dumps({
+    write_text(out / "manifest.json", json.dumps({
         "name": "basic", "description": "8 hosts, 4 leaves, 2 spines; one 20 s link flap at 03:05",
         "timezone": "UTC", "year": 2026}, indent=2) + "\n")
     series = counters()
@@ -163,9 +153,9 @@ def build(out: Path = OUT) -> None:
         text = write_switch_gnmi(series, leaf, fmt)
         if leaf == "leaf-p0-04":
             text += text.splitlines()[-1][:57] + "\n"  # the collector died mid-line
-        _gz(out / "gnmi" / f"{leaf}.{fmt}.jsonl.gz", text)
+        write_gz(out / "gnmi" / f"{leaf}.{fmt}.jsonl.gz", text)
     for spine in SPINES:
-        _gz(out / "prom" / f"{spine}.prom.gz", write_spine_prom(series, spine))
+        write_gz(out / "prom" / f"{spine}.prom.gz", write_spine_prom(series, spine))
     for host in HOSTS:
         rows = series[(host, "eth0")]
         fh = io.StringIO()
@@ -173,7 +163,7 @@ def build(out: Path = OUT) -> None:
                                        "rx_prio3_pause": 0, "tx_prio3_pause": 0,
                                        "rx_discards_phy": 0, "link_down_events_phy": 0})
                                  for ts, c, _ in rows], fh)
-        _gz(out / "nic" / host / "eth0.ethtool.gz", fh.getvalue())
+        write_gz(out / "nic" / host / "eth0.ethtool.gz", fh.getvalue())
         fh = io.StringIO()
         write_rdma_statistic([(ts, {("mlx5_0", 1): {"np_cnp_sent": int(c["ecn"] // 2),
                                                      "rp_cnp_handled": int(c["ecn"] // 2),
@@ -181,10 +171,10 @@ def build(out: Path = OUT) -> None:
                                                      "out_of_sequence": 0,
                                                      "local_ack_timeout_err": 0}})
                               for ts, c, _ in rows], fh)
-        _gz(out / "nic" / host / "mlx5_0.rdma.gz", fh.getvalue())
+        write_gz(out / "nic" / host / "mlx5_0.rdma.gz", fh.getvalue())
         fh = io.StringIO()
         write_ibdev2netdev([("mlx5_0", 1, "eth0", "Up")], fh)
-        _text(out / "topology" / host / "ibdev2netdev", fh.getvalue())
+        write_text(out / "topology" / host / "ibdev2netdev", fh.getvalue())
     neighbors: dict[str, list[LldpNeighbor]] = {}
     for dev, ifn, peer, pif in cabling():
         neighbors.setdefault(dev, []).append(LldpNeighbor(ifn, peer, pif))
@@ -192,18 +182,18 @@ def build(out: Path = OUT) -> None:
     for dev, nbrs in sorted(neighbors.items()):
         fh = io.StringIO()
         write_lldp_json0(nbrs, fh)
-        _text(out / "topology" / dev / "lldpctl.json", fh.getvalue())
+        write_text(out / "topology" / dev / "lldpctl.json", fh.getvalue())
     fh = io.StringIO()
     write_syslog([LogEvent(FLAP[0], "spine-p0-02", "Ethernet3", "link_down"),
                   LogEvent(FLAP[1], "spine-p0-02", "Ethernet3", "link_up")], fh, "rfc5424")
-    _text(out / "syslog" / "spine-p0-02.log", fh.getvalue().replace("Ethernet3", "swp3"))
+    write_text(out / "syslog" / "spine-p0-02.log", fh.getvalue().replace("Ethernet3", "swp3"))
     fh = io.StringIO()
     write_syslog([LogEvent(FLAP[0] + 2_000_000, "leaf-p0-03", "swp4", "link_down"),
                   LogEvent(FLAP[1] + 1_000_000, "leaf-p0-03", "swp4", "link_up")], fh, "cumulus")
-    _text(out / "syslog" / "leaf-p0-03.log", fh.getvalue())
+    write_text(out / "syslog" / "leaf-p0-03.log", fh.getvalue())
     fh = io.StringIO()
     write_sacct_pipe([Job("1001", "llm-team", T0 - 3600 * NS, None, HOSTS, "RUNNING")], fh)
-    _text(out / "jobs" / "sacct.txt", fh.getvalue())
+    write_text(out / "jobs" / "sacct.txt", fh.getvalue())
 
 
 if __name__ == "__main__":

@@ -72,12 +72,14 @@ class Fault:
     victims: list[str] = field(default_factory=list)
 
 
-def _gz(path: Path, text: str) -> None:
+def write_gz(path: Path, text: str) -> None:
+    """Write text gzip-compressed, reproducibly (no timestamp in the header)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(gzip.compress(text.encode(), mtime=0))
 
 
-def _text(path: Path, text: str) -> None:
+def write_text(path: Path, text: str) -> None:
+    """Write text, making the folders it needs."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
 
@@ -182,7 +184,7 @@ def generate(scenario_path: str | Path, out: str | Path, seed: int = 0) -> Gener
     _effects(writer, FabricState(fabric, mode=sc.modes, seed=sc.seed + seed), traffic, res, faults)
     writer.write(res)
     labels = writer.labels(seed, str(path))
-    _text(tmp / "labels.json", json.dumps(labels, indent=2) + "\n")
+    write_text(tmp / "labels.json", json.dumps(labels, indent=2) + "\n")
     return Generated(tmp, labels, writer.files)
 
 
@@ -339,7 +341,7 @@ class _BundleWriter:
         if self.out.exists():
             shutil.rmtree(self.out)
         self.out.mkdir(parents=True)
-        _text(self.out / "manifest.json", json.dumps({
+        write_text(self.out / "manifest.json", json.dumps({
             "name": self.name, "description": "synthetic bundle written by fabtwin generate",
             "timezone": "UTC", "year": int(ns_to_iso(self.t0)[:4])}, indent=2) + "\n")
         n_samples = len(res.sample_times)
@@ -402,7 +404,7 @@ class _BundleWriter:
             if self.malformed < 3 and "prom" not in self._malformed_kinds:
                 text += 'nvswitch_interface_if_in_octets{instance="' + device + '",interface="swp1" 17\n'
                 self._count_malformed("prom")
-            _gz(self.out / "prom" / f"{device}.prom.gz", text)
+            write_gz(self.out / "prom" / f"{device}.prom.gz", text)
             return
         notes = []
         for ifname, vals in ports.items():
@@ -425,7 +427,7 @@ class _BundleWriter:
         if self.malformed < 3 and "gnmi" not in self._malformed_kinds:
             text += lines[-1][: len(lines[-1]) // 2] + "\n"  # the collector died mid-line
             self._count_malformed("gnmi")
-        _gz(self.out / "gnmi" / f"{device}.{kind.split('_')[1]}.jsonl.gz", text)
+        write_gz(self.out / "gnmi" / f"{device}.{kind.split('_')[1]}.jsonl.gz", text)
 
     _malformed_kinds: set = set()
 
@@ -443,7 +445,7 @@ class _BundleWriter:
             if self.malformed < 3 and "nic" not in self._malformed_kinds:
                 text += "     tx_bytes_phy: 12abc\n"
                 self._count_malformed("nic")
-            _gz(self.out / "nic" / host / f"{ifname}.ethtool.gz", text)
+            write_gz(self.out / "nic" / host / f"{ifname}.ethtool.gz", text)
             # RDMA hw counters are 32 bits on these NICs: they wrap
             marks = np.array(vals["ecn_marked"]) - vals["ecn_marked"][0]
             leaf_marks = self._leaf_marks(host, ifname)
@@ -461,7 +463,7 @@ class _BundleWriter:
                 "out_of_sequence": int(oos[i]) % 2**32}}) for i in keep]
             fh = io.StringIO()
             write_rdma_statistic(blocks, fh)
-            _gz(self.out / "nic" / host / f"{ibdev}.rdma.gz", fh.getvalue())
+            write_gz(self.out / "nic" / host / f"{ibdev}.rdma.gz", fh.getvalue())
 
     def _leaf_marks(self, host: str, ifname: str) -> np.ndarray | None:
         """ECN marks on the leaf port facing this NIC: what its RoCE receiver sees (and CNPs)."""
@@ -489,12 +491,12 @@ class _BundleWriter:
         for dev, rows in nbrs.items():
             fh = io.StringIO()
             write_lldp_json0(rows, fh)
-            _text(self.out / "topology" / dev / "lldpctl.json", fh.getvalue())
+            write_text(self.out / "topology" / dev / "lldpctl.json", fh.getvalue())
         for host in self.hosts:
             ports = sorted((n.local_ifname for n in nbrs.get(host, [])), key=lambda s: int(s[3:]))
             fh = io.StringIO()
             write_ibdev2netdev([(f"mlx5_{p.removeprefix('eth')}", 1, p, "Up") for p in ports], fh)
-            _text(self.out / "topology" / host / "ibdev2netdev", fh.getvalue())
+            write_text(self.out / "topology" / host / "ibdev2netdev", fh.getvalue())
 
     def write_syslog(self) -> None:
         logs: dict[tuple[str, str], list[LogEvent]] = {}
@@ -521,7 +523,7 @@ class _BundleWriter:
         for (dev, style), events in logs.items():
             fh = io.StringIO()
             write_syslog(sorted(events), fh, style)
-            _text(self.out / "syslog" / f"{dev}.log", fh.getvalue())
+            write_text(self.out / "syslog" / f"{dev}.log", fh.getvalue())
 
     def write_jobs(self) -> None:
         jobs = [Job(str(1000 + j), "tenant-a", self.t0 - 3600 * NS, None,
@@ -529,7 +531,7 @@ class _BundleWriter:
                 for j, (_, coll) in enumerate(self.sc.jobs)]
         fh = io.StringIO()
         write_sacct_pipe(jobs, fh)
-        _text(self.out / "jobs" / "sacct.txt", fh.getvalue())
+        write_text(self.out / "jobs" / "sacct.txt", fh.getvalue())
 
     def labels(self, seed: int, scenario: str) -> dict:
         """Ground truth, with the fields of `investigate --json`."""
