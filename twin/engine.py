@@ -67,6 +67,18 @@ class Transfers:
     def incidence(self, state: FabricState) -> Incidence:
         return route_transfers(state, self.src, self.dst, self.nic, self.qps, self.entropy)
 
+    @classmethod
+    def concat(cls, parts: list[Transfers], entropy_base: int = 0) -> Transfers:
+        """One set of transfers from several (jobs, fault traffic, a flow file): NIC 0 and job -1
+        where a part gives none; entropies renumbered from `entropy_base` so they stay distinct."""
+        def col(name: str, default: int) -> np.ndarray:
+            return np.concatenate([getattr(p, name) if getattr(p, name) is not None
+                                   else np.full(len(p), default, np.int64) for p in parts])
+        n = sum(len(p) for p in parts)
+        return cls(np.concatenate([p.src for p in parts]), np.concatenate([p.dst for p in parts]),
+                   np.concatenate([p.size for p in parts]), np.concatenate([p.start for p in parts]),
+                   nic=col("nic", 0), entropy=np.arange(n) + entropy_base, job=col("job", -1))
+
 
 @dataclass(order=True)
 class LinkChange:

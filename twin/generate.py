@@ -179,8 +179,7 @@ def generate(scenario_path: str | Path, out: str | Path, seed: int = 0) -> Gener
     res = simulate(state, traffic, changes=[c for f in faults for c in f.changes],
                    storms=[s for f in faults for s in f.storms], convergence_s=sc.convergence_s,
                    until=duration, sample_every=step, telemetry=QueueConfig())
-    writer = _BundleWriter(tmp, fabric, sc, faults, rng, t0, step, duration)
-    writer.name = path.stem
+    writer = _BundleWriter(tmp, fabric, sc, faults, rng, t0, step, duration, name=path.stem)
     _effects(writer, FabricState(fabric, mode=sc.modes, seed=sc.seed + seed), traffic, res, faults)
     writer.write(res)
     labels = writer.labels(seed, str(path))
@@ -200,7 +199,6 @@ def _effects(writer: _BundleWriter, healthy: FabricState, traffic: Transfers, re
     f = writer.f
     inc = traffic.incidence(healthy)
     name = f.node_name
-    writer.timeout_events = []
     for ft in faults:
         victims: set[str] = set()
         if ft.root_type == "link":
@@ -240,11 +238,7 @@ def _traffic(sc: Scenario, fabric: Fabric, faults: list[Fault], iterations: list
         t.size = t.size * float(n_iter) if n_iter else np.full(len(t), 1e18)
         parts.append(t)
     parts += [f.extra_traffic for f in faults if f.extra_traffic is not None]
-    nic = [p.nic if p.nic is not None else np.zeros(len(p), np.int64) for p in parts]
-    return Transfers(np.concatenate([p.src for p in parts]), np.concatenate([p.dst for p in parts]),
-                     np.concatenate([p.size for p in parts]), np.concatenate([p.start for p in parts]),
-                     nic=np.concatenate(nic), entropy=np.arange(sum(len(p) for p in parts)),
-                     job=np.concatenate([p.job for p in parts]))
+    return Transfers.concat(parts)
 
 
 SWITCH_COUNTERS = ("rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "tx_discards", "ecn_marked",
@@ -273,12 +267,16 @@ class _BundleWriter:
     """Turns the twin's per-port counters into a bundle of real-format files."""
 
     def __init__(self, out: Path, fabric: Fabric, sc: Scenario, faults: list[Fault],
-                 rng: np.random.Generator, t0: int, step: float, duration: float) -> None:
+                 rng: np.random.Generator, t0: int, step: float, duration: float,
+                 name: str = "") -> None:
         self.out, self.f, self.sc, self.faults, self.rng = out, fabric, sc, faults, rng
         self.t0, self.step, self.duration = t0, step, duration
         self.files = 0
-        self.name = out.name
+        self.name = name or out.name
         self.malformed = 0
+        self.malformed_kinds: set[str] = set()  # one malformed line per collector family
+        self.timeout_events: list[tuple[str, float, int]] = []  # (host, time, count), _effects
+        self.reorder: dict[str, float] = {}  # out-of-sequence share per host, _effects
         self.reboot: dict | None = None
         names = fabric.node_name
         self.switches = [n for i, n in enumerate(names) if fabric.node_kind[i] > 0]
@@ -401,7 +399,7 @@ class _BundleWriter:
             fh = io.StringIO()
             write_exposition(rows, fh)
             text = fh.getvalue()
-            if self.malformed < 3 and "prom" not in self._malformed_kinds:
+            if self.malformed < 3 and "prom" not in self.malformed_kinds:
                 text += 'nvswitch_interface_if_in_octets{instance="' + device + '",interface="swp1" 17\n'
                 self._count_malformed("prom")
             write_gz(self.out / "prom" / f"{device}.prom.gz", text)
@@ -424,15 +422,13 @@ class _BundleWriter:
         for k in sorted(self.rng.choice(len(lines), size=max(1, len(lines) // 500), replace=False))[::-1]:
             lines.insert(int(k), lines[int(k)])  # a collector that wrote a few lines twice
         text = "".join(lines)
-        if self.malformed < 3 and "gnmi" not in self._malformed_kinds:
+        if self.malformed < 3 and "gnmi" not in self.malformed_kinds:
             text += lines[-1][: len(lines[-1]) // 2] + "\n"  # the collector died mid-line
             self._count_malformed("gnmi")
         write_gz(self.out / "gnmi" / f"{device}.{kind.split('_')[1]}.jsonl.gz", text)
 
-    _malformed_kinds: set = set()
-
     def _count_malformed(self, kind: str) -> None:
-        self._malformed_kinds = self._malformed_kinds | {kind}
+        self.malformed_kinds.add(kind)
         self.malformed += 1
 
     def write_host(self, host: str, n: int) -> None:
@@ -442,7 +438,7 @@ class _BundleWriter:
             fh = io.StringIO()
             write_ethtool_snapshots(blocks, fh)
             text = fh.getvalue()
-            if self.malformed < 3 and "nic" not in self._malformed_kinds:
+            if self.malformed < 3 and "nic" not in self.malformed_kinds:
                 text += "     tx_bytes_phy: 12abc\n"
                 self._count_malformed("nic")
             write_gz(self.out / "nic" / host / f"{ifname}.ethtool.gz", text)
@@ -453,7 +449,7 @@ class _BundleWriter:
                 marks = leaf_marks
             timeouts = self._timeouts(host, (ts - self.t0) / NS)
             rx = np.array(vals["rx_packets"], dtype=float)
-            oos = np.floor((rx - rx[0]) * getattr(self, "reorder", {}).get(host, 0.0))
+            oos = np.floor((rx - rx[0]) * self.reorder.get(host, 0.0))
             base = 2**32 - int(self.rng.integers(1, 10**6))
             ibdev = f"mlx5_{ifname.removeprefix('eth')}"
             blocks = [(int(ts[i]), {(ibdev, 1): {
@@ -475,7 +471,7 @@ class _BundleWriter:
     def _timeouts(self, host: str, t_s: np.ndarray) -> np.ndarray:
         """Transport timeouts of the host's QPs whose flows crossed a link when it died."""
         out = np.zeros(len(t_s), dtype=np.int64)
-        for h, at, count in getattr(self, "timeout_events", []):
+        for h, at, count in self.timeout_events:
             if h == host:
                 out += (t_s >= at).astype(np.int64) * count
         return out

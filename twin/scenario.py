@@ -293,12 +293,7 @@ def run(sc: Scenario) -> Outcome:
         if max(src.max(), dst.max()) >= sc.spec.hosts:
             raise ScenarioError(f"{sc.flows_file}: host numbers beyond the fabric's {sc.spec.hosts} hosts")
         parts.append(Transfers(src, dst, size, start, job=np.full(len(src), -1)))
-    traffic = Transfers(
-        src=np.concatenate([p.src for p in parts]), dst=np.concatenate([p.dst for p in parts]),
-        size=np.concatenate([p.size for p in parts]), start=np.concatenate([p.start for p in parts]),
-        nic=np.concatenate([p.nic if p.nic is not None else np.zeros(len(p), np.int64) for p in parts]),
-        entropy=np.arange(sum(len(p) for p in parts)),
-        job=np.concatenate([p.job for p in parts]))
+    traffic = Transfers.concat(parts)
     changes = fault_changes(fabric, sc.fault_specs, sc.seed, f"{sc.path}: ")
     result = simulate(state, traffic, changes=changes, storms=storms(fabric, sc.fault_specs, f"{sc.path}: "),
                       convergence_s=sc.convergence_s,

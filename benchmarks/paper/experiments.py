@@ -102,10 +102,7 @@ def collective_busbw(f, kind: str, hosts: np.ndarray, mode: str, size: float, se
     parts = [coll.transfers(f.spec.nics_per_host, job=0)]
     for j, o in enumerate(others or [], 1):
         parts.append(o.transfers(f.spec.nics_per_host, job=j))
-    tr = Transfers(*(np.concatenate([getattr(p, a) for p in parts]) for a in ("src", "dst", "size", "start")),
-                   nic=np.concatenate([p.nic for p in parts]),
-                   entropy=np.arange(sum(len(p) for p in parts)) + seed * 7919,
-                   job=np.concatenate([p.job for p in parts]))
+    tr = Transfers.concat(parts, entropy_base=seed * 7919)
     res = simulate(FabricState(f, mode=[mode] * f.spec.planes, seed=seed), tr)
     t = res.finish[tr.job == 0].max()
     return size / t * coll.bus_factor / 1e9
