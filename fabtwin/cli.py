@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import asdict
+from datetime import UTC, datetime
 from pathlib import Path
 
 import click
@@ -51,13 +53,17 @@ def ingest(bundle: Path, db: str, as_json: bool, strict: bool, quiet: bool) -> N
     Files are recognized by content; the same content twice adds nothing. Every rejected record
     is kept in the `rejects` table with file, line, reason and raw text.
     """
+    from collectors.lake import is_lake, lake_totals, open_for_ingest  # a directory: a Parquet lake
+
     try:
-        with Store.open(db) as store:
+        with open_for_ingest(db) as store:
             for path in store.interrupted:
                 click.echo(f"fabtwin: removed {path}: an earlier ingest was interrupted while "
                            "loading it", err=True)
             summary = _ingest_with_progress(store, bundle, show=not quiet and err.is_terminal)
-    except BundleError as exc:
+        if is_lake(db):
+            summary.totals = lake_totals(db)
+    except (BundleError, StoreError) as exc:
         fail(str(exc))
     if as_json:
         click.echo(json.dumps(summary.as_json(), indent=2))
@@ -185,18 +191,78 @@ def _print_table(reader: pa.RecordBatchReader, fh, max_rows: int) -> None:
     fh.write((note + "\n").encode())
 
 
-# -- investigate ----------------------------------------------------------------------------
+# -- replay and investigate ----------------------------------------------------------------
+
+def _when(ctx: click.Context, param: click.Parameter, value: str | None) -> datetime | None:
+    """An ISO-8601 time (`2026-11-30T03:12:00Z`; no zone means UTC) as naive UTC."""
+    if value is None:
+        return None
+    try:
+        t = datetime.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not an ISO-8601 time (2026-11-30T03:12:00Z)") from None
+    return t.astimezone(UTC).replace(tzinfo=None) if t.tzinfo else t
+
+
+_window_options = [
+    click.option("--from", "t_from", callback=_when, help="Start of the window (ISO-8601, UTC)."),
+    click.option("--to", "t_to", callback=_when, help="End of the window (ISO-8601, UTC)."),
+    click.option("--window", "window_s", type=click.FloatRange(min=0.001), default=None,
+                 help="Replay window in seconds [default: six sample intervals]."),
+]
+
+
+def window_options(f):
+    for option in reversed(_window_options):
+        f = option(f)
+    return f
+
+
+@main.command()
+@click.option("--db", default=DEFAULT_DB, show_default=True, help="DuckDB store file.")
+@window_options
+@click.option("--routing", type=click.Choice(["ar", "spray", "ecmp"]), default="ar",
+              show_default=True, help="Load balancing the expectation assumes.")
+@click.option("--json", "as_json", is_flag=True, help="Print the run and incidents as one JSON object.")
+def replay(db: str, t_from, t_to, window_s, routing: str, as_json: bool) -> None:
+    """Replay the store through the twin, window by window, and diagnose it.
+
+    Stores the expected-versus-observed load of every port and window (table expected_ports,
+    run in replay_runs) and the ranked incidents (incidents, incident_evidence).
+    """
+    from replay.investigate import replay_and_diagnose
+
+    if not Path(db).exists():
+        fail(f"{db}: no such store (fabtwin ingest BUNDLE --db {db} first)")
+    with Store.open(db) as store:
+        summary, incidents = replay_and_diagnose(store.con, t_from, t_to, window_s, routing)
+    if as_json:
+        out = {k: (v.isoformat() if isinstance(v, datetime) else v)
+               for k, v in asdict(summary).items()}
+        click.echo(json.dumps({"replay": out, "incidents": [
+            i.as_json(r) for r, i in enumerate(incidents, 1)]}, indent=2, default=str))
+        return
+    s = summary
+    if s.status == "ok":
+        click.echo(f"replay   {s.windows} windows of {s.window_s:g} s, {s.t_from} .. {s.t_to}; "
+                   f"{s.planes} plane(s), {s.tiers} tiers, {s.ports} ports; {s.rows} rows in "
+                   f"expected_ports ({s.seconds:.1f} s)")
+    else:
+        click.echo(f"replay   {s.status}: {s.note}; detectors ran on the telemetry alone")
+    _print_incidents([i.as_json(r) for r, i in enumerate(incidents, 1)])
+
 
 @main.command()
 @click.argument("bundle", type=click.Path(path_type=Path))
 @click.option("--db", default=DEFAULT_DB, show_default=True, help="DuckDB store (reused when the bundle is in it).")
+@window_options
 @click.option("--json", "as_json", is_flag=True, help="Print the ranked incidents as one JSON object.")
-def investigate(bundle: Path, db: str, as_json: bool) -> None:
-    """Ingest BUNDLE, diagnose it and print the ranked incidents with their evidence."""
+def investigate(bundle: Path, db: str, t_from, t_to, window_s, as_json: bool) -> None:
+    """Ingest BUNDLE, replay it through the twin, diagnose it and print the ranked incidents."""
     from replay.investigate import investigate as run_investigation
 
     try:
-        result = run_investigation(bundle, db)
+        result = run_investigation(bundle, db, t_from, t_to, window_s)
     except BundleError as exc:
         fail(str(exc))
     if as_json:
@@ -204,10 +270,14 @@ def investigate(bundle: Path, db: str, as_json: bool) -> None:
         return
     w = result["window"]
     click.echo(f"bundle   {result['bundle']}  window {w['start']} .. {w['end']}")
-    if not result["incidents"]:
+    _print_incidents(result["incidents"])
+
+
+def _print_incidents(incidents: list[dict]) -> None:
+    if not incidents:
         click.echo("healthy: no incident found")
         return
-    for inc in result["incidents"]:
+    for inc in incidents:
         rc = inc["root_cause"]
         click.echo(f"#{inc['rank']} {inc['kind']:<15} {rc['type']} {rc['id']}  score {inc['score']:.2f}  "
                    f"{inc['start']} .. {inc['end'] or 'still'}")

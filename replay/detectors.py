@@ -9,7 +9,7 @@ root causes from victims the way design section 7 asks:
 - a congestion's root is the egress port where the ECN marks pile up on a switch that pauses its
   feeders (an overload), not the feeders, and not a link merely running full;
 - an uplink imbalance during a link's down time is the reroute, not a misconfiguration.
-The twin's expected-versus-observed residuals (replay) will add evidence; not yet here.
+load_imbalance reads the twin's expected-versus-observed residuals when a replay is stored.
 """
 
 from __future__ import annotations
@@ -199,43 +199,82 @@ def _faces(con, port: str, host: str) -> bool:
 
 
 def find_load_imbalance(con: duckdb.DuckDBPyConnection) -> list[Incident]:
-    """Leaves whose spine uplinks carry uneven load most of the time (ECMP hashing, adaptive
-    routing off), outside the times one of their links was down."""
-    rows = _rows(con, f"""
-        WITH up AS (
-            SELECT r.device, r.ts, r.ifname, r.tx_bytes_per_s AS bps
-            FROM port_rates r JOIN links l
-              ON (l.port_a = r.device || ':' || r.ifname AND l.device_b NOT LIKE 'gpu-%'
-                  AND r.device LIKE 'leaf%')
-              OR (l.port_b = r.device || ':' || r.ifname AND l.device_a NOT LIKE 'gpu-%'
-                  AND r.device LIKE 'leaf%')
-            WHERE r.tx_bytes_per_s IS NOT NULL
-        ), per_t AS (
-            SELECT device, ts, stddev_pop(bps) / nullif(avg(bps), 0) AS cv, count(*) AS n
-            FROM up GROUP BY device, ts HAVING count(*) >= 2
-        ), quiet AS (
-            -- a link down anywhere moves load between uplinks: those times say nothing
-            SELECT p.* FROM per_t p WHERE NOT EXISTS (
-                SELECT 1 FROM link_state_intervals s WHERE s.state = 'down'
-                AND p.ts BETWEEN s.start - INTERVAL 30 SECOND
-                AND coalesce(s."end", p.ts) + INTERVAL 30 SECOND)
-        )
-        SELECT device, min(ts) AS start, max(ts) AS "end", avg(cv) AS cv,
-               avg((cv > {IMBALANCE_CV})::INT) AS share
-        FROM quiet GROUP BY device""")
+    """Switches whose equal-cost uplinks carry uneven load most of the time (ECMP hashing,
+    adaptive routing off).
+
+    With a replay in the store, each uplink's observed load is divided by the twin's
+    expectation for the same demand and link states, so reroutes around a down link and uneven
+    demand cancel out; windows where a link of the plane was not up all along are left out all
+    the same. Without one (no cabling the twin accepts), raw uplink loads are compared instead.
+    A switch is a root cause when its spread is well above its peers': a fabric that hashes
+    everywhere (ECMP by design) is uneven everywhere, and that is its design, not one switch's
+    fault.
+    """
+    status = con.execute("SELECT status FROM replay_runs").fetchone()
+    rows = _rows(con, _IMBALANCE_FROM_REPLAY if status and status[0] == "ok"
+                 else _IMBALANCE_FROM_RATES)
     out = []
-    # uneven relative to its peers: a fabric that hashes everywhere (ECMP by design) is uneven
-    # everywhere, and that is its design, not one switch's fault
-    typical = float(sorted(r["cv"] for r in rows)[len(rows) // 2]) if rows else 0.0
+    by_tier: dict[int, list[float]] = {}
     for r in rows:
+        by_tier.setdefault(r["tier"], []).append(r["cv"])
+    for r in rows:
+        peers = sorted(by_tier[r["tier"]])
+        typical = float(peers[len(peers) // 2])
         if r["share"] >= 0.5 and r["cv"] > max(IMBALANCE_CV, 3 * typical):
             out.append(Incident(
                 "load_imbalance", "device", r["device"], r["start"], r["end"],
                 min(0.85, 0.5 + r["cv"] - typical),
                 f"{r['device']}'s equal-cost uplinks are uneven (load varies {r['cv'] * 100:.0f}% "
-                "around the mean): ECMP collisions or adaptive routing off",
-                [{"device": r["device"], "uplink_cv": r["cv"], "share_of_time": r["share"]}]))
+                "around what adaptive routing would carry): ECMP collisions or adaptive routing off",
+                [{"device": r["device"], "uplink_cv": round(r["cv"], 4),
+                  "peer_median_cv": round(typical, 4), "share_of_windows": round(r["share"], 3),
+                  "windows": r["windows"], "basis": r["basis"]}]))
     return out
+
+
+# per switch and replay window: the spread of observed / expected over its loaded uplinks
+_IMBALANCE_FROM_REPLAY = f"""
+    WITH disturbed AS (
+        SELECT DISTINCT plane, window_start FROM expected_ports WHERE up_fraction < 1
+    ), up AS (
+        SELECT e.device, e.tier, e.plane, e.window_start, e.window_end,
+               e.observed_tx_bytes_per_s / e.expected_tx_bytes_per_s AS r
+        FROM expected_ports e ANTI JOIN disturbed d USING (plane, window_start)
+        WHERE e.uplink AND e.tier >= 1 AND e.observed_tx_bytes_per_s IS NOT NULL
+          AND e.expected_tx_bytes_per_s > 0.05 * e.capacity_bytes_per_s
+    ), per_w AS (
+        SELECT device, tier, window_start, window_end,
+               stddev_pop(r) / nullif(avg(r), 0) AS cv
+        FROM up GROUP BY ALL HAVING count(*) >= 2
+    )
+    SELECT device, tier, min(window_start) AS start, max(window_end) AS "end", avg(cv) AS cv,
+           avg((cv > {IMBALANCE_CV})::INT) AS share, count(*) AS windows,
+           'observed/expected' AS basis
+    FROM per_w WHERE cv IS NOT NULL GROUP BY device, tier"""
+
+# without a replay: the spread of raw uplink loads per leaf and sample, outside down times
+_IMBALANCE_FROM_RATES = f"""
+    WITH up AS (
+        SELECT r.device, r.ts, r.ifname, r.tx_bytes_per_s AS bps
+        FROM port_rates r JOIN links l
+          ON (l.port_a = r.device || ':' || r.ifname AND l.device_b NOT LIKE 'gpu-%'
+              AND r.device LIKE 'leaf%')
+          OR (l.port_b = r.device || ':' || r.ifname AND l.device_a NOT LIKE 'gpu-%'
+              AND r.device LIKE 'leaf%')
+        WHERE r.tx_bytes_per_s IS NOT NULL
+    ), per_t AS (
+        SELECT device, ts, stddev_pop(bps) / nullif(avg(bps), 0) AS cv, count(*) AS n
+        FROM up GROUP BY device, ts HAVING count(*) >= 2
+    ), quiet AS (
+        -- a link down anywhere moves load between uplinks: those times say nothing
+        SELECT p.* FROM per_t p WHERE NOT EXISTS (
+            SELECT 1 FROM link_state_intervals s WHERE s.state = 'down'
+            AND p.ts BETWEEN s.start - INTERVAL 30 SECOND
+            AND coalesce(s."end", p.ts) + INTERVAL 30 SECOND)
+    )
+    SELECT device, 1 AS tier, min(ts) AS start, max(ts) AS "end", avg(cv) AS cv,
+           avg((cv > {IMBALANCE_CV})::INT) AS share, count(*) AS windows, 'raw uplink load' AS basis
+    FROM quiet GROUP BY device"""
 
 
 DETECTORS = (find_link_failures, find_degraded_links, find_pfc_storms, find_congestion,

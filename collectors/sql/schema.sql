@@ -92,14 +92,15 @@ CREATE TABLE IF NOT EXISTS replay_runs (
 
 -- Per port and replay window: the twin's expected load against what the port reported
 -- (bytes/s averaged over the window). tier: 0 host-leaf, 1 leaf-spine/agg, 2 agg-core.
--- up_fraction: the share of the window the port's link was up.
+-- up_fraction: the share of the window the port's link was up. uplink: the port is the lower end
+-- of its cable (its tx goes up the tree: a host's NIC port, a leaf's port to a spine).
 CREATE TABLE IF NOT EXISTS expected_ports (
     window_start TIMESTAMP NOT NULL, window_end TIMESTAMP NOT NULL,
     port_id VARCHAR NOT NULL, device VARCHAR NOT NULL, ifname VARCHAR NOT NULL,
     link_id VARCHAR, peer_port VARCHAR, plane VARCHAR, tier INTEGER,
     capacity_bytes_per_s DOUBLE, up_fraction DOUBLE,
     expected_tx_bytes_per_s DOUBLE, observed_tx_bytes_per_s DOUBLE,
-    expected_rx_bytes_per_s DOUBLE, observed_rx_bytes_per_s DOUBLE
+    expected_rx_bytes_per_s DOUBLE, observed_rx_bytes_per_s DOUBLE, uplink BOOLEAN
 );
 
 -- The ranked incidents of the latest diagnosis (rank 1 = best), and their evidence rows.

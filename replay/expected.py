@@ -1,0 +1,391 @@
+"""Replay a stored trace through the twin: expected against observed load, per port and window.
+
+For every window of `window_s` seconds between `t_from` and `t_to`:
+- link states: the share of the window each cable was up, from `link_state_intervals` (events
+  and oper-status, either end);
+- demand: what each host NIC port sent and received (`port_rates` at the host, or at the leaf
+  end of its cable when the host reported nothing), grouped by the job on the host (`jobs`,
+  `job_hosts`; hosts outside any job form one group) and by NIC rail;
+- traffic: within each (job, rail) group a gravity model. NIC counters say how much a port sent
+  and received, not to whom, so a sender's bytes go to the group's receivers in proportion to
+  what each of them received. Summed per leaf, that is one leaf-to-leaf matrix per plane;
+- expectation: that matrix routed by the twin (`twin.routing.route`) on the window's fabric state,
+  with adaptive routing by default: what a healthy fabric carries on every link for the demand
+  that was observed. A link down for part of a window carries its up share of the load.
+
+The fabric comes from the store's cabling (`twin.discover.from_cabling` over `neighbors`, speeds
+from `port_speed_bps` gauges). The result replaces the store's `expected_ports` and `replay_runs`
+rows. Windows with the same set of impaired links share one routing, so the cost is one sparse
+product per distinct link state, not one per window.
+
+Assumptions a reader of the residuals should keep in mind: the gravity model spreads a group's
+traffic over all its receivers, which is right for collectives that touch every member (ring,
+all-to-all) and only on average for pipelines; the expectation is not capped at capacity (the
+demand was observed, so it fit); a host link's expected tx is its own observed tx (it is the
+demand), so host-port residuals are on the receive side only.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+import duckdb
+import numpy as np
+import polars as pl
+
+from twin.discover import from_cabling
+from twin.routing import MODES, FabricState, route
+from twin.topology import Fabric, TopologyError
+
+
+@dataclass
+class ReplaySummary:
+    """What one replay did (also the store's `replay_runs` row)."""
+
+    created: datetime
+    t_from: datetime | None
+    t_to: datetime | None
+    window_s: float
+    windows: int
+    planes: int
+    tiers: int
+    ports: int
+    routing: str
+    status: str  # ok | no_fabric | no_data
+    note: str
+    rows: int
+    seconds: float
+
+
+def load_fabric(con: duckdb.DuckDBPyConnection) -> Fabric:
+    """The twin of the fabric the store's cabling describes (TopologyError when it cannot)."""
+    rows = con.execute("SELECT device, ifname, peer_device, peer_ifname FROM neighbors").fetchall()
+    speeds = dict(con.execute("""
+        SELECT device || ':' || ifname, max(value) / 1e9 FROM port_gauges
+        WHERE counter = 'port_speed_bps' AND value > 0 GROUP BY 1""").fetchall())
+    return from_cabling(rows, speeds_gbps=speeds)
+
+
+def default_window_s(con: duckdb.DuckDBPyConnection) -> float:
+    """Six sample intervals (median over the switch and NIC counters), at least one second."""
+    row = con.execute("""
+        SELECT median(d) FROM (
+            SELECT epoch_us(ts - lag(ts) OVER (PARTITION BY device, ifname, counter, metric,
+                                               qualifier ORDER BY ts)) / 1e6 AS d
+            FROM (SELECT * FROM samples WHERE counter = 'tx_bytes' LIMIT 200000))
+        WHERE d > 0""").fetchone()
+    interval = float(row[0]) if row and row[0] else 10.0
+    return max(1.0, round(6.0 * interval))
+
+
+def replay(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
+           t_to: datetime | None = None, window_s: float | None = None,
+           routing: str = "ar") -> ReplaySummary:
+    """Replay the stored trace between `t_from` and `t_to` and store expected_ports/replay_runs."""
+    if routing not in MODES:
+        raise ValueError(f"unknown routing {routing!r}; one of {', '.join(MODES)}")
+    started = time.perf_counter()
+    created = datetime.utcnow().replace(microsecond=0)
+    lo, hi = con.execute("SELECT min(ts), max(ts) FROM samples").fetchone()
+    window_s = float(window_s or (default_window_s(con) if lo is not None else 60.0))
+    if t_from is None and lo is not None:  # windows on round boundaries: 03:00:00, 03:01:00, ...
+        epoch = datetime(1970, 1, 1)
+        t_from = epoch + timedelta(seconds=((lo - epoch).total_seconds() // window_s) * window_s)
+    t_to = t_to or hi
+
+    def done(status: str, note: str, windows: int = 0, fabric: Fabric | None = None,
+             rows: int = 0) -> ReplaySummary:
+        s = ReplaySummary(created, t_from, t_to, window_s, windows,
+                          fabric.spec.planes if fabric else 0, fabric.spec.tiers if fabric else 0,
+                          2 * fabric.n_cables if fabric else 0, routing, status, note, rows,
+                          round(time.perf_counter() - started, 3))
+        _store_run(con, s)
+        return s
+
+    if t_from is None or t_to is None or t_to <= t_from:
+        _clear(con)
+        return done("no_data", "no counter samples in the window")
+    try:
+        fabric = load_fabric(con)
+    except TopologyError as exc:
+        _clear(con)
+        return done("no_fabric", str(exc))
+    n_win = max(1, int(np.ceil((t_to - t_from).total_seconds() / window_s - 1e-9)))
+    obs_tx, obs_rx = _observed(con, fabric, t_from, t_to, window_s, n_win)
+    up = _up_fraction(con, fabric, t_from, t_to, window_s, n_win)
+    demand_tx, demand_rx = _host_demand(fabric, obs_tx, obs_rx)
+    groups = _groups(con, fabric, t_from, window_s, n_win)
+    exp_tx, exp_rx = _expected(fabric, up, demand_tx, demand_rx, groups, obs_tx, obs_rx,
+                                routing)
+    frame = _frame(fabric, t_from, t_to, window_s, n_win, up, exp_tx, exp_rx, obs_tx, obs_rx)
+    _clear(con)
+    con.register("_expected_frame", frame.to_arrow())
+    try:
+        con.execute("INSERT INTO expected_ports SELECT * FROM _expected_frame")
+    finally:
+        con.unregister("_expected_frame")
+    return done("ok", "", n_win, fabric, frame.height)
+
+
+def _clear(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("DELETE FROM expected_ports")
+
+
+def _store_run(con: duckdb.DuckDBPyConnection, s: ReplaySummary) -> None:
+    con.execute("DELETE FROM replay_runs")
+    con.execute("INSERT INTO replay_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [s.created, s.t_from, s.t_to, s.window_s, s.windows, s.planes, s.tiers, s.ports,
+                 s.routing, s.status, s.note])
+
+
+def _query(con: duckdb.DuckDBPyConnection, sql: str, params: object = None) -> pl.DataFrame:
+    return con.sql(sql, params=params).pl()
+
+
+def _port_ids(fabric: Fabric) -> list[str]:
+    """Port index p: the a-side (lower) end of cable p, then the b-side end of cable p - C."""
+    return fabric.cable_port_a + fabric.cable_port_b
+
+
+def _window_index_sql(t_from: datetime, window_s: float) -> str:
+    # a rate stamped ts covers (ts - interval, ts]: a sample exactly on a boundary closes the
+    # window before it
+    return (f"floor((epoch_us(ts - TIMESTAMP '{t_from.isoformat(sep=' ')}') - 1) "
+            f"/ {window_s * 1e6})::BIGINT")
+
+
+def _observed(con: duckdb.DuckDBPyConnection, fabric: Fabric, t_from: datetime, t_to: datetime,
+              window_s: float, n_win: int) -> tuple[np.ndarray, np.ndarray]:
+    """Mean tx and rx bytes/s per port index and window (NaN where the port said nothing)."""
+    df = _query(con, f"""
+        SELECT device || ':' || ifname AS port_id, {_window_index_sql(t_from, window_s)} AS w,
+               avg(tx_bytes_per_s) AS tx, avg(rx_bytes_per_s) AS rx
+        FROM port_rates WHERE ts > ? AND ts <= ? GROUP BY ALL""", [t_from, t_to])
+    ports = pl.DataFrame({"port_id": _port_ids(fabric)}).with_row_index("p")
+    df = df.join(ports, on="port_id", how="inner").filter(pl.col("w").is_between(0, n_win - 1))
+    tx = np.full((len(ports), n_win), np.nan)
+    rx = np.full((len(ports), n_win), np.nan)
+    p, w = df["p"].to_numpy(), df["w"].to_numpy()
+    tx[p, w] = df["tx"].fill_null(np.nan).to_numpy()
+    rx[p, w] = df["rx"].fill_null(np.nan).to_numpy()
+    return tx, rx
+
+
+def _up_fraction(con: duckdb.DuckDBPyConnection, fabric: Fabric, t_from: datetime,
+                 t_to: datetime, window_s: float, n_win: int) -> np.ndarray:
+    """Share of each window each cable was up (down as soon as either end says so)."""
+    df = _query(con, f"""
+        WITH d AS (
+            SELECT port_id, greatest(start, $t0) AS s, least(coalesce("end", $t1), $t1) AS e
+            FROM link_state_intervals
+            WHERE state = 'down' AND start < $t1 AND coalesce("end", $t1) > $t0
+        ), w AS (
+            SELECT port_id, s, e, unnest(range(
+                floor(epoch_us(s - $t0) / {window_s * 1e6})::BIGINT,
+                floor((epoch_us(e - $t0) - 1) / {window_s * 1e6})::BIGINT + 1)) AS w
+            FROM d WHERE e > s
+        )
+        SELECT port_id, w, sum(greatest(0, epoch_us(
+            least(e, $t0 + to_microseconds(((w + 1) * {window_s * 1e6})::BIGINT))
+            - greatest(s, $t0 + to_microseconds((w * {window_s * 1e6})::BIGINT))) / 1e6)) AS down_s
+        FROM w GROUP BY ALL""", {"t0": t_from, "t1": t_to})
+    c = fabric.n_cables
+    down = np.zeros((c, n_win))
+    if df.height:
+        ports = pl.DataFrame({"port_id": _port_ids(fabric)}).with_row_index("p")
+        df = df.join(ports, on="port_id", how="inner").filter(pl.col("w").is_between(0, n_win - 1))
+        cable = df["p"].to_numpy() % c
+        np.maximum.at(down, (cable, df["w"].to_numpy()), df["down_s"].to_numpy())
+    # the last window may be cut short by t_to
+    length = np.minimum(window_s, (t_to - t_from).total_seconds() - np.arange(n_win) * window_s)
+    up = 1.0 - np.clip(down / np.maximum(length, 1e-9), 0.0, 1.0)
+    return np.where(up < 1e-9, 0.0, up)
+
+
+def _host_demand(fabric: Fabric, obs_tx: np.ndarray, obs_rx: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Bytes/s each endpoint sent and received per window: the host port's counters, else the
+    leaf port's at the other end of the cable (its rx is what the host sent)."""
+    c = fabric.n_cables
+    host_side = fabric.ep_cable  # the a-side port index of the host cable
+    leaf_side = fabric.ep_cable + c
+    tx = np.where(np.isnan(obs_tx[host_side]), obs_rx[leaf_side], obs_tx[host_side])
+    rx = np.where(np.isnan(obs_rx[host_side]), obs_tx[leaf_side], obs_rx[host_side])
+    return np.nan_to_num(tx), np.nan_to_num(rx)
+
+
+def _groups(con: duckdb.DuckDBPyConnection, fabric: Fabric, t_from: datetime, window_s: float,
+            n_win: int) -> np.ndarray:
+    """Per endpoint and window, the group whose members talk: 0 for hosts outside any job,
+    then one per job running at the window's middle (the first job id when several)."""
+    hosts = pl.DataFrame({"host": [fabric.node_name[h] for h in fabric.ep_host]}).with_row_index("e")
+    mids = [t_from + timedelta(seconds=(w + 0.5) * window_s) for w in range(n_win)]
+    jobs = _query(con, """
+        SELECT j.job_id, h.host, j.start, j."end" FROM jobs j JOIN job_hosts h USING (job_id)
+        ORDER BY j.job_id""")
+    out = np.zeros((len(fabric.ep_host), n_win), dtype=np.int64)
+    if jobs.height == 0:
+        return out
+    ids = {j: i + 1 for i, j in enumerate(jobs["job_id"].unique(maintain_order=True))}
+    win = pl.DataFrame({"w": np.arange(n_win), "mid": mids})
+    active = (jobs.join(win, how="cross")
+              .filter((pl.col("start").is_null() | (pl.col("start") <= pl.col("mid")))
+                      & (pl.col("end").is_null() | (pl.col("end") > pl.col("mid"))))
+              .group_by("host", "w").agg(pl.col("job_id").first())
+              .join(hosts, on="host", how="inner"))
+    if active.height:
+        g = active["job_id"].replace_strict(ids, return_dtype=pl.Int64).to_numpy()
+        out[active["e"].to_numpy(), active["w"].to_numpy()] = g
+    return out
+
+
+def _expected(fabric: Fabric, up: np.ndarray, demand_tx: np.ndarray, demand_rx: np.ndarray,
+              groups: np.ndarray, obs_tx: np.ndarray, obs_rx: np.ndarray, routing: str
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """Expected tx and rx bytes/s per port index and window."""
+    c, n_win = fabric.n_cables, up.shape[1]
+    n_groups = int(groups.max()) + 1
+    nics = fabric.spec.nics_per_host
+    leaves = np.unique(fabric.ep_leaf)
+    leaf_row = np.full(fabric.n_nodes, -1, dtype=np.int64)
+    leaf_row[leaves] = np.arange(len(leaves))
+    n_leaves = len(leaves)
+    ep_leaf = leaf_row[fabric.ep_leaf]
+    # per (window, group x rail, leaf): what the leaf's hosts of that group and rail sent/received
+    key = (np.arange(n_win)[None, :] * (n_groups * nics) + groups * nics
+           + fabric.ep_nic[:, None]) * n_leaves + ep_leaf[:, None]
+    size = n_win * n_groups * nics * n_leaves
+    tx = np.bincount(key.ravel(), demand_tx.ravel(), size).reshape(n_win, n_groups * nics, n_leaves)
+    rx = np.bincount(key.ravel(), demand_rx.ravel(), size).reshape(n_win, n_groups * nics, n_leaves)
+    out_obs, in_obs = _leaf_uplink_totals(fabric, leaf_row, obs_tx, obs_rx)
+    leaf_plane = fabric.node_plane[leaves]
+    src, dst, demand = [], [], []
+    host_rx = np.zeros_like(demand_rx)
+    _, rep = np.unique(ep_leaf, return_index=True)  # one endpoint per leaf stands for its hosts
+    for p in range(fabric.spec.planes):  # a handful of planes: the work inside is vectorized
+        lp = np.flatnonzero(leaf_plane == p)
+        tx_p, rx_p = tx[:, :, lp], rx[:, :, lp]
+        rx_tot = rx_p.sum(axis=2, keepdims=True)
+        share = np.divide(rx_p, rx_tot, out=np.zeros_like(rx_p), where=rx_tot > 0)
+        # the hosts' view: within each (job, rail) group, leaf a -> leaf b, per window
+        t = tx_p.transpose(0, 2, 1) @ share  # (window, a, b)
+        off = ~np.eye(len(lp), dtype=bool)[None]
+        out_host = (t * off).sum(axis=2).T  # (a, window): what left the leaf
+        in_host = (t * off).sum(axis=1).T
+        # the leaves' view, where they report: what their uplinks sent and received
+        out = np.where(np.isnan(out_obs[lp]), out_host, out_obs[lp])
+        inn = np.where(np.isnan(in_obs[lp]), in_host, in_obs[lp])
+        rest = inn.sum(axis=0, keepdims=True) - inn  # what the other leaves received
+        frac = np.divide(inn[None, :, :], rest[:, None, :], out=np.zeros((len(lp),) * 2 + (n_win,)),
+                         where=rest[:, None, :] > 0)
+        pair = out[:, None, :] * frac * off[0][:, :, None]  # a -> b: a's outflow by b's inflow
+        a, b = np.nonzero(pair.sum(axis=2) > 0)
+        src.append(rep[lp[a]])
+        dst.append(rep[lp[b]])
+        demand.append(pair[a, b, :])
+        # a receiver's expected rx: its share of its group's sending, per window
+        ratio = np.divide(tx_p.sum(axis=2), rx_tot[:, :, 0], out=np.zeros(tx_p.shape[:2]),
+                          where=rx_tot[:, :, 0] > 0)  # (window, group x rail)
+        in_p = np.flatnonzero(fabric.ep_plane == p)
+        k = groups[in_p] * nics + fabric.ep_nic[in_p, None]
+        host_rx[in_p] = demand_rx[in_p] * ratio[np.arange(n_win)[None, :], k]
+    src_ep, dst_ep = np.concatenate(src), np.concatenate(dst)
+    pair_demand = np.concatenate(demand) if demand else np.zeros((0, n_win))
+    load = _route_windows(fabric, up, src_ep, dst_ep, pair_demand, routing)
+    exp_tx = np.empty((2 * c, n_win))
+    exp_rx = np.empty((2 * c, n_win))
+    exp_tx[:c], exp_rx[:c] = load[0::2], load[1::2]  # a-side: egress on the up link
+    exp_tx[c:], exp_rx[c:] = load[1::2], load[0::2]
+    host = fabric.ep_cable
+    exp_tx[host], exp_rx[host] = demand_tx, host_rx
+    exp_tx[host + c], exp_rx[host + c] = host_rx, demand_tx
+    return exp_tx, exp_rx
+
+
+def _leaf_uplink_totals(fabric: Fabric, leaf_row: np.ndarray, obs_tx: np.ndarray,
+                        obs_rx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per leaf row and window, the bytes/s its uplinks sent and received (NaN where none of
+    its uplinks reported; a silent uplink counts as the peer end's view of it)."""
+    c = fabric.n_cables
+    cables = np.flatnonzero(fabric.cable_tier == 1)  # a-side: the leaf
+    tx = np.where(np.isnan(obs_tx[cables]), obs_rx[cables + c], obs_tx[cables])
+    rx = np.where(np.isnan(obs_rx[cables]), obs_tx[cables + c], obs_rx[cables])
+    rows = leaf_row[fabric.cable_a[cables]]
+    n_leaves, n_win = int(leaf_row.max()) + 1, obs_tx.shape[1]
+    out = np.zeros((n_leaves, n_win))
+    inn = np.zeros((n_leaves, n_win))
+    seen = np.zeros((n_leaves, n_win))
+    np.add.at(out, rows, np.nan_to_num(tx))
+    np.add.at(inn, rows, np.nan_to_num(rx))
+    np.add.at(seen, rows, ~np.isnan(tx))
+    out[seen == 0] = np.nan
+    inn[seen == 0] = np.nan
+    return out, inn
+
+
+def _route_windows(fabric: Fabric, up: np.ndarray, src_ep: np.ndarray, dst_ep: np.ndarray,
+                   demand: np.ndarray, routing: str) -> np.ndarray:
+    """Per directed link and window, the load of the leaf pairs' demand: one routing per
+    distinct set of impaired fabric cables; a cable up for a share f of a window carries the
+    mix f x (routing with it up) + (1 - f) x (routing without it)."""
+    n_win = up.shape[1]
+    load = np.zeros((fabric.n_links, n_win))
+    if len(src_ep) == 0:
+        return load
+    fabric_cable = fabric.cable_tier > 0
+    impaired = (up < 1.0) & fabric_cable[:, None]
+    modes = [routing] * fabric.spec.planes
+
+    def routed(down: np.ndarray, windows: np.ndarray) -> np.ndarray:
+        state = FabricState(fabric, mode=list(modes))
+        state.cable_gbps[down] = 0.0
+        state.converge()
+        state.nic_notices()
+        return route(state, src_ep, dst_ep).link_load(demand[:, windows])
+
+    all_up = routed(np.zeros(0, dtype=np.int64), np.arange(n_win))
+    patterns, which = np.unique(impaired.T, axis=0, return_inverse=True)
+    which = which.ravel()
+    for i, pattern in enumerate(patterns):  # distinct link states: few, whatever the windows
+        windows = np.flatnonzero(which == i)
+        if not pattern.any():
+            load[:, windows] = all_up[:, windows]
+            continue
+        down = np.flatnonzero(pattern)
+        f = up[down][:, windows].mean(axis=0)
+        load[:, windows] = f * all_up[:, windows] + (1 - f) * routed(down, windows)
+    return load
+
+
+def _frame(fabric: Fabric, t_from: datetime, t_to: datetime, window_s: float, n_win: int, up: np.ndarray,
+           exp_tx: np.ndarray, exp_rx: np.ndarray, obs_tx: np.ndarray, obs_rx: np.ndarray
+           ) -> pl.DataFrame:
+    """The expected_ports rows, port-major."""
+    c = fabric.n_cables
+    ports = _port_ids(fabric)
+    peers = fabric.cable_port_b + fabric.cable_port_a
+    links = [fabric.link_id(i) for i in range(c)] * 2
+    n_ports = len(ports)
+    bounds = [min(t_from + timedelta(seconds=w * window_s), t_to) for w in range(n_win + 1)]
+    starts = np.array(bounds, dtype="datetime64[us]")
+    attrs = pl.DataFrame({
+        "port_id": ports, "device": [p.split(":", 1)[0] for p in ports],
+        "ifname": [p.split(":", 1)[1] for p in ports], "link_id": links, "peer_port": peers,
+        "plane": [f"plane-{int(p)}" for p in np.tile(fabric.cable_plane, 2)],
+        "tier": np.tile(fabric.cable_tier, 2).astype(np.int32),
+        "capacity_bytes_per_s": np.tile(fabric.cable_gbps * 1e9 / 8, 2),
+        "uplink": np.arange(2 * c) < c,
+    }).with_row_index("p")
+    grid = pl.DataFrame({
+        "p": np.repeat(np.arange(n_ports, dtype=np.uint32), n_win),
+        "window_start": np.tile(starts[:-1], n_ports), "window_end": np.tile(starts[1:], n_ports),
+        "up_fraction": np.tile(up, (2, 1)).ravel(),
+        "expected_tx_bytes_per_s": exp_tx.ravel(), "observed_tx_bytes_per_s": obs_tx.ravel(),
+        "expected_rx_bytes_per_s": exp_rx.ravel(), "observed_rx_bytes_per_s": obs_rx.ravel(),
+    }, nan_to_null=True)
+    return grid.join(attrs, on="p", how="left").select(
+        "window_start", "window_end", "port_id", "device", "ifname", "link_id", "peer_port",
+        "plane", "tier", "capacity_bytes_per_s", "up_fraction", "expected_tx_bytes_per_s",
+        "observed_tx_bytes_per_s", "expected_rx_bytes_per_s", "observed_rx_bytes_per_s", "uplink")

@@ -1,0 +1,184 @@
+"""fabtwin replay: the twin's expected per-port load against the observed, window by window."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import datetime
+
+import duckdb
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from conftest import REPO
+
+from collectors.ingest import ingest_bundle
+from collectors.store import Store
+from fabtwin.cli import main
+from replay.detectors import find_load_imbalance
+from replay.expected import _expected, replay
+from replay.investigate import investigate
+from twin.topology import FabricSpec, build
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory) -> dict[str, str]:
+    """One replayed store per gallery bundle that the tests read."""
+    out = {}
+    for name in ("healthy", "link_down", "load_imbalance"):
+        db = str(tmp_path_factory.mktemp(name) / "s.duckdb")
+        with Store.open(db) as store:
+            ingest_bundle(store, REPO / "sample_traces" / name)
+            replay(store.con)
+        out[name] = db
+    return out
+
+
+def _con(db: str) -> duckdb.DuckDBPyConnection:
+    return duckdb.connect(db, read_only=True)
+
+
+def test_gravity_routing_known_answer():
+    # 2 leaves x 4 hosts, 4 spines: leaf 0's hosts send 8 GB/s each, leaf 1's receive them
+    f = build(FabricSpec(hosts=8, leaf_radix=8, spine_radix=8, hosts_per_leaf=4))
+    n_win = 2
+    on_leaf0 = f.ep_leaf == f.ep_leaf[0]
+    tx = np.where(on_leaf0, 8e9, 0.0)[:, None].repeat(n_win, 1)
+    rx = np.where(on_leaf0, 0.0, 8e9)[:, None].repeat(n_win, 1)
+    groups = np.zeros((len(f.ep_host), n_win), dtype=np.int64)
+    nan = np.full((2 * f.n_cables, n_win), np.nan)  # no switch telemetry: the hosts' view only
+    up = np.ones((f.n_cables, n_win))
+    exp_tx, exp_rx = _expected(f, up, tx, rx, groups, nan, nan, "ar")
+    uplinks = np.flatnonzero((f.cable_tier == 1) & (f.cable_a == f.ep_leaf[0]))
+    down_to_1 = np.flatnonzero((f.cable_tier == 1) & (f.cable_a != f.ep_leaf[0]))
+    assert len(uplinks) == 4
+    np.testing.assert_allclose(exp_tx[uplinks], 32e9 / 4)  # 4 x 8 GB/s over 4 uplinks
+    np.testing.assert_allclose(exp_rx[down_to_1], 32e9 / 4)  # and down to leaf 1
+    np.testing.assert_allclose(exp_rx[uplinks], 0, atol=1e-6)
+    # one uplink of leaf 0 down for half of window 1: it carries half its share there
+    up[uplinks[0], 1] = 0.5
+    exp_tx, _ = _expected(f, up, tx, rx, groups, nan, nan, "ar")
+    np.testing.assert_allclose(exp_tx[uplinks[0]], [8e9, 4e9])
+    np.testing.assert_allclose(exp_tx[uplinks, 1].sum(), 32e9)  # the rest took the other half
+    # receivers expect what the senders sent, in proportion to what each received
+    host_rx_port = f.ep_cable[~on_leaf0]
+    np.testing.assert_allclose(exp_rx[host_rx_port], 8e9)
+
+
+def test_healthy_fabric_carries_what_the_twin_expects(stores):
+    con = _con(stores["healthy"])
+    status, windows = con.execute("SELECT status, windows FROM replay_runs").fetchone()
+    assert status == "ok" and windows >= 10
+    ratio = np.array([r[0] for r in con.execute("""
+        SELECT observed_tx_bytes_per_s / expected_tx_bytes_per_s FROM expected_ports
+        WHERE tier = 1 AND expected_tx_bytes_per_s > 1e8
+          AND observed_tx_bytes_per_s IS NOT NULL""").fetchall()])
+    assert len(ratio) > 100
+    assert abs(np.median(ratio) - 1) < 0.01 and np.percentile(np.abs(ratio - 1), 95) < 0.05
+
+
+def test_expected_uplink_load_conserves_each_leafs_outflow(stores):
+    con = _con(stores["link_down"])
+    rows = con.execute("""
+        SELECT device, window_start, sum(expected_tx_bytes_per_s), sum(observed_tx_bytes_per_s)
+        FROM expected_ports WHERE tier = 1 AND uplink AND observed_tx_bytes_per_s IS NOT NULL
+        GROUP BY ALL HAVING count(*) = 4""").fetchall()
+    assert len(rows) > 20
+    for _, _, expected, observed in rows:
+        assert expected == pytest.approx(observed, rel=1e-6)
+
+
+def test_a_down_link_is_expected_to_carry_nothing_and_its_peers_take_its_share(stores):
+    con = _con(stores["link_down"])
+    link = json.loads((REPO / "sample_traces/link_down/labels.json").read_text())["faults"][0][
+        "root_cause"]["id"]
+    rows = con.execute("""
+        SELECT window_start, up_fraction, expected_tx_bytes_per_s, observed_tx_bytes_per_s
+        FROM expected_ports WHERE link_id = ? AND uplink ORDER BY window_start""",
+                       [link]).fetchall()
+    down = [r for r in rows if r[1] == 0.0]
+    assert len(down) >= 4
+    assert all(r[2] == 0.0 and (r[3] or 0.0) < 1e6 for r in down)
+    leaf = link.split("--")[0].split(":")[0]
+    peers = con.execute("""
+        SELECT e.window_start, list(e.expected_tx_bytes_per_s), sum(e.observed_tx_bytes_per_s)
+        FROM expected_ports e JOIN (SELECT window_start FROM expected_ports
+                                    WHERE link_id = ? AND uplink AND up_fraction = 0) USING (window_start)
+        WHERE e.device = ? AND e.tier = 1 AND e.uplink AND e.link_id <> ? GROUP BY 1""",
+                        [link, leaf, link]).fetchall()
+    assert len(peers) == len(down)
+    for _, expected, observed in peers:  # 3 uplinks share evenly what 4 carried
+        assert len(expected) == 3 and max(expected) == pytest.approx(min(expected), rel=1e-9)
+        if observed is not None:  # the last, partial window may hold no sample
+            assert sum(expected) == pytest.approx(observed, rel=1e-6)
+
+
+def test_residuals_point_at_the_leaf_left_in_ecmp(stores):
+    con = _con(stores["load_imbalance"])
+    spread = dict(con.execute("""
+        SELECT device, avg(abs(observed_tx_bytes_per_s / expected_tx_bytes_per_s - 1))
+        FROM expected_ports WHERE tier = 1 AND uplink GROUP BY device""").fetchall())
+    worst = max(spread, key=spread.get)
+    assert worst == "leaf-p0-02"
+    assert spread[worst] > 5 * sorted(spread.values())[len(spread) // 2]
+    found = find_load_imbalance(con)
+    assert [i.root_id for i in found] == ["leaf-p0-02"]
+    assert found[0].evidence[0]["basis"] == "observed/expected"
+
+
+def test_replay_command_windows_and_json(tmp_path):
+    db = tmp_path / "s.duckdb"
+    shutil.copy(_store_of("two_faults", tmp_path), db)
+    out = CliRunner().invoke(main, ["replay", "--db", str(db), "--from", "2026-11-30T03:01:00Z",
+                                    "--to", "2026-11-30T03:09:00Z", "--window", "30", "--json"])
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.output)
+    assert doc["replay"]["windows"] == 16 and doc["replay"]["window_s"] == 30
+    assert [i["kind"] for i in doc["incidents"]] == ["link_flap", "pfc_storm"]
+    con = _con(str(db))
+    lo, hi, n = con.execute("SELECT min(window_start), max(window_end), count(DISTINCT window_start) "
+                            "FROM expected_ports").fetchone()
+    assert (lo, hi, n) == (datetime(2026, 11, 30, 3, 1), datetime(2026, 11, 30, 3, 9), 16)
+    stored = con.execute("SELECT kind, root_id FROM incidents ORDER BY rank").fetchall()
+    assert stored == [(i["kind"], i["root_cause"]["id"]) for i in doc["incidents"]]
+
+
+def _store_of(name: str, tmp_path) -> str:
+    db = str(tmp_path / f"{name}-src.duckdb")
+    investigate(REPO / "sample_traces" / name, db)
+    return db
+
+
+def test_investigate_stores_incidents_and_evidence(tmp_path):
+    db = _store_of("two_faults", tmp_path)
+    con = _con(db)
+    incidents = con.execute("SELECT rank, kind, root_type, root_id, score, impact FROM incidents "
+                            "ORDER BY rank").fetchall()
+    assert [r[1] for r in incidents] == ["link_flap", "pfc_storm"]
+    assert all(0 <= r[4] <= 1 for r in incidents)
+    assert isinstance(json.loads(incidents[1][5]), dict)
+    evidence = con.execute("SELECT rank, count(*) FROM incident_evidence GROUP BY rank "
+                           "ORDER BY rank").fetchall()
+    assert [r[0] for r in evidence] == [1, 2] and all(r[1] >= 1 for r in evidence)
+    assert json.loads(con.execute("SELECT evidence FROM incident_evidence LIMIT 1").fetchone()[0])
+
+
+def test_without_cabling_replay_says_so_and_the_detectors_still_run(tmp_path):
+    db = str(tmp_path / "s.duckdb")
+    with Store.open(db) as store:
+        ingest_bundle(store, REPO / "sample_traces" / "two_faults")
+        store.con.execute("DELETE FROM neighbors")
+    out = CliRunner().invoke(main, ["replay", "--db", db])
+    assert out.exit_code == 0, out.output
+    assert "no_fabric: no cabling" in out.output
+    assert "pfc_storm" in out.output
+
+
+def test_replay_of_a_missing_store_is_a_clear_error(tmp_path):
+    out = CliRunner().invoke(main, ["replay", "--db", str(tmp_path / "none.duckdb")])
+    assert out.exit_code == 2 and "no such store" in out.output
+
+
+def test_bad_time_is_a_usage_error(tmp_path):
+    out = CliRunner().invoke(main, ["replay", "--db", str(tmp_path / "x"), "--from", "yesterday"])
+    assert out.exit_code == 2 and "ISO-8601" in out.output
