@@ -1,6 +1,7 @@
 """Diagnosis accuracy: generated scenarios with known faults, investigated blind.
 
     python benchmarks/accuracy.py [--count 60] [--out bench_out/accuracy] [--seed 1000]
+                                  [--kinds load_imbalance,healthy] [--reuse]
 
 Scenarios are drawn with seeds used nowhere else (from --seed on): 1 to 4 planes, 2 and 3
 tiers, 16 to 512 hosts, adaptive-routing and ECMP fabrics, every fault kind at severities from
@@ -86,17 +87,25 @@ def main() -> None:
     ap.add_argument("--count", type=int, default=60)
     ap.add_argument("--out", type=Path, default=Path("bench_out/accuracy"))
     ap.add_argument("--seed", type=int, default=1000)
+    ap.add_argument("--kinds", default="", help="only scenarios with one of these comma-separated "
+                    "fault kinds ('healthy' for none); for working on one detector")
+    ap.add_argument("--reuse", action="store_true",
+                    help="keep bundles already generated in --out (same seeds, same bytes)")
     args = ap.parse_args()
+    only = set(filter(None, args.kinds.split(",")))
     args.out.mkdir(parents=True, exist_ok=True)
     stats: dict[str, dict] = defaultdict(lambda: {"n": 0, "top1": 0, "at3": 0})
     healthy, false_on_healthy, times = 0, [], []
     for i in range(args.count):
         rng = np.random.default_rng(args.seed + i)
-        toml, _ = draw(rng, i)
+        toml, kinds = draw(rng, i)
+        if only and not (only & set(kinds) or ("healthy" in only and not kinds)):
+            continue
         scen = args.out / f"s{i:03d}.toml"
         scen.write_text(toml)
         bundle = args.out / f"b{i:03d}"
-        generate(scen, bundle, seed=args.seed + i)
+        if not (args.reuse and (bundle / "labels.json").exists()):
+            generate(scen, bundle, seed=args.seed + i)
         truth = json.loads((bundle / "labels.json").read_text())["faults"]
         db = args.out / f"b{i:03d}.duckdb"
         for p in (db, Path(f"{db}.wal")):

@@ -313,9 +313,14 @@ def open_readonly(path: str | Path) -> duckdb.DuckDBPyConnection:
 
     Writes, ATTACH, COPY ... TO, INSTALL/LOAD and reads of arbitrary files all fail inside DuckDB.
     A store an interrupted ingest left with a half-loaded file is refused (StoreError).
+    A directory is read as a Parquet lake (collectors.lake), with the same tables and views.
     """
     if not Path(path).exists():
         raise FileNotFoundError(f"{path}: no such store (run `fabtwin ingest BUNDLE --db {path}` first)")
+    if Path(path).is_dir():
+        from collectors.lake import open_lake  # the lake builds on this module
+
+        return open_lake(path)
     con = duckdb.connect(str(path), read_only=True)
     # fences first, then the lock, so no query can lift them
     con.execute("SET enable_progress_bar = false")

@@ -223,19 +223,35 @@ def window_options(f):
 @window_options
 @click.option("--routing", type=click.Choice(["ar", "spray", "ecmp"]), default="ar",
               show_default=True, help="Load balancing the expectation assumes.")
+@click.option("--chunk-windows", type=click.IntRange(min=1), default=None,
+              help="Split the replay into chunks of this many windows [default: one chunk, or "
+                   "four per worker with --workers/--ray].")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Local processes for the twin's part.")
+@click.option("--ray", "ray_address", default=None, metavar="ADDRESS",
+              help="Run the chunks on Ray: 'local' starts one here, else a cluster address.")
 @click.option("--json", "as_json", is_flag=True, help="Print the run and incidents as one JSON object.")
-def replay(db: str, t_from, t_to, window_s, routing: str, as_json: bool) -> None:
+def replay(db: str, t_from, t_to, window_s, routing: str, chunk_windows: int | None,
+           workers: int, ray_address: str | None, as_json: bool) -> None:
     """Replay the store through the twin, window by window, and diagnose it.
 
     Stores the expected-versus-observed load of every port and window (table expected_ports,
-    run in replay_runs) and the ranked incidents (incidents, incident_evidence).
+    run in replay_runs) and the ranked incidents (incidents, incident_evidence). A long window
+    splits into chunks that run on local processes or on Ray, with the same rows either way.
     """
     from replay.investigate import replay_and_diagnose
+    from twin.parallel import ExecutorError
 
     if not Path(db).exists():
         fail(f"{db}: no such store (fabtwin ingest BUNDLE --db {db} first)")
-    with Store.open(db) as store:
-        summary, incidents = replay_and_diagnose(store.con, t_from, t_to, window_s, routing)
+    parallel = {"executor": "ray" if ray_address else "local", "workers": workers,
+                "address": ray_address, "chunk_windows": chunk_windows}
+    try:
+        with Store.open(db) as store:
+            summary, incidents = replay_and_diagnose(store.con, t_from, t_to, window_s, routing,
+                                                     **parallel)
+    except ExecutorError as exc:
+        fail(str(exc))
     if as_json:
         out = {k: (v.isoformat() if isinstance(v, datetime) else v)
                for k, v in asdict(summary).items()}
@@ -341,6 +357,12 @@ def generate(scenario: Path, out: Path, seed: int) -> None:
     click.echo(f"wrote {g.files} files to {out}: faults {kinds}; "
                f"{g.labels['malformed_lines']} malformed lines (see labels.json)")
 
+
+from fabtwin.lake_cli import export  # noqa: E402
+from fabtwin.sweep_cli import sweep  # noqa: E402
+
+main.add_command(export)
+main.add_command(sweep)
 
 if __name__ == "__main__":
     main()

@@ -21,7 +21,15 @@ import duckdb
 ERRORS_PER_S = 10.0  # FCS/symbol errors per second that count as a degraded link
 ECN_PER_S = 1000.0  # ECN-marked packets per second at an egress port that count as congestion
 PAUSE_PER_S = 1000.0  # pause frames per second a NIC must keep sending to count as a storm
-IMBALANCE_CV = 0.15  # coefficient of variation of a leaf's uplink loads
+IMBALANCE_CV = 0.15  # coefficient of variation of a leaf's raw uplink loads
+RESIDUAL_CV = 0.04  # ... of its uplinks' observed/expected ratios (adaptive routing keeps ~1%)
+
+
+# the hosts, as the telemetry names them: in a job, in an ibdev2netdev map, or reporting NIC
+# counters (never guessed from a naming convention)
+HOSTS = """(SELECT host AS device FROM job_hosts UNION SELECT host FROM ifmap
+    UNION SELECT DISTINCT device FROM samples
+    WHERE file_id IN (SELECT file_id FROM files WHERE family = 'nic'))"""
 
 
 @dataclass
@@ -162,15 +170,16 @@ def find_congestion(con: duckdb.DuckDBPyConnection) -> list[Incident]:
     rows = _rows(con, f"""
         SELECT device, ifname, device || ':' || ifname AS port, min(ts) AS start, max(ts) AS "end",
                max(ecn_marked_per_s) AS peak, count(*) AS intervals
-        FROM port_rates WHERE ecn_marked_per_s > {ECN_PER_S} AND device NOT LIKE 'gpu-%'
+        FROM port_rates WHERE ecn_marked_per_s > {ECN_PER_S} AND device NOT IN {HOSTS}
         GROUP BY ALL HAVING count(*) >= 2 ORDER BY peak DESC""")
+    hosts = {r[0] for r in con.execute(f"SELECT device FROM {HOSTS}").fetchall()}
     out, seen, faced = [], set(), set()
     for r in rows:
         # an incast onto a multiplane NIC builds a queue in every plane: one incident per
         # receiving host, rooted at its first plane's port (the others are in the evidence)
         peer = con.execute("SELECT CASE WHEN port_a = ? THEN device_b ELSE device_a END FROM links "
                            "WHERE port_a = ? OR port_b = ?", [r["port"]] * 3).fetchone()
-        host = peer[0] if peer and peer[0].startswith("gpu-") else None
+        host = peer[0] if peer and peer[0] in hosts else None
         if r["device"] in seen or (host and host in faced):
             continue
         overloaded = con.execute(f"""
@@ -220,7 +229,8 @@ def find_load_imbalance(con: duckdb.DuckDBPyConnection) -> list[Incident]:
     for r in rows:
         peers = sorted(by_tier[r["tier"]])
         typical = float(peers[len(peers) // 2])
-        if r["share"] >= 0.5 and r["cv"] > max(IMBALANCE_CV, 3 * typical):
+        floor = RESIDUAL_CV if r["basis"] == "observed/expected" else IMBALANCE_CV
+        if r["share"] >= 0.5 and r["cv"] > max(floor, 3 * typical):
             out.append(Incident(
                 "load_imbalance", "device", r["device"], r["start"], r["end"],
                 min(0.85, 0.5 + r["cv"] - typical),
@@ -248,20 +258,24 @@ _IMBALANCE_FROM_REPLAY = f"""
         FROM up GROUP BY ALL HAVING count(*) >= 2
     )
     SELECT device, tier, min(window_start) AS start, max(window_end) AS "end", avg(cv) AS cv,
-           avg((cv > {IMBALANCE_CV})::INT) AS share, count(*) AS windows,
+           avg((cv > {RESIDUAL_CV})::INT) AS share, count(*) AS windows,
            'observed/expected' AS basis
     FROM per_w WHERE cv IS NOT NULL GROUP BY device, tier"""
 
 # without a replay: the spread of raw uplink loads per leaf and sample, outside down times
+# (a leaf: a switch cabled to a host; its uplinks: its cables to other switches)
 _IMBALANCE_FROM_RATES = f"""
-    WITH up AS (
+    WITH hosts AS {HOSTS}, leaves AS (
+        SELECT DISTINCT device_a AS device FROM links WHERE device_b IN (SELECT device FROM hosts)
+          AND device_a NOT IN (SELECT device FROM hosts)
+        UNION SELECT device_b FROM links WHERE device_a IN (SELECT device FROM hosts)
+          AND device_b NOT IN (SELECT device FROM hosts)
+    ), up AS (
         SELECT r.device, r.ts, r.ifname, r.tx_bytes_per_s AS bps
         FROM port_rates r JOIN links l
-          ON (l.port_a = r.device || ':' || r.ifname AND l.device_b NOT LIKE 'gpu-%'
-              AND r.device LIKE 'leaf%')
-          OR (l.port_b = r.device || ':' || r.ifname AND l.device_a NOT LIKE 'gpu-%'
-              AND r.device LIKE 'leaf%')
-        WHERE r.tx_bytes_per_s IS NOT NULL
+          ON (l.port_a = r.device || ':' || r.ifname AND l.device_b NOT IN (SELECT device FROM hosts))
+          OR (l.port_b = r.device || ':' || r.ifname AND l.device_a NOT IN (SELECT device FROM hosts))
+        WHERE r.tx_bytes_per_s IS NOT NULL AND r.device IN (SELECT device FROM leaves)
     ), per_t AS (
         SELECT device, ts, stddev_pop(bps) / nullif(avg(bps), 0) AS cv, count(*) AS n
         FROM up GROUP BY device, ts HAVING count(*) >= 2

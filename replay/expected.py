@@ -34,8 +34,10 @@ from datetime import datetime, timedelta
 import duckdb
 import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from twin.discover import from_cabling
+from twin.parallel import run_tasks
 from twin.routing import MODES, FabricState, route
 from twin.topology import Fabric, TopologyError
 
@@ -82,8 +84,15 @@ def default_window_s(con: duckdb.DuckDBPyConnection) -> float:
 
 def replay(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
            t_to: datetime | None = None, window_s: float | None = None,
-           routing: str = "ar") -> ReplaySummary:
-    """Replay the stored trace between `t_from` and `t_to` and store expected_ports/replay_runs."""
+           routing: str = "ar", executor: str = "local", workers: int = 1,
+           address: str | None = None, chunk_windows: int | None = None) -> ReplaySummary:
+    """Replay the stored trace between `t_from` and `t_to` and store expected_ports/replay_runs.
+
+    The store is read here (DuckDB runs its queries in parallel itself); the twin's part runs
+    in chunks of `chunk_windows` windows on `workers` local processes or on Ray
+    (`executor="ray"`, `address` "local" or a cluster's), which need no access to the store.
+    Windows are independent, so the rows are the same whatever the chunking and the executor.
+    """
     if routing not in MODES:
         raise ValueError(f"unknown routing {routing!r}; one of {', '.join(MODES)}")
     started = time.perf_counter()
@@ -93,7 +102,11 @@ def replay(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
     if t_from is None and lo is not None:  # windows on round boundaries: 03:00:00, 03:01:00, ...
         epoch = datetime(1970, 1, 1)
         t_from = epoch + timedelta(seconds=((lo - epoch).total_seconds() // window_s) * window_s)
-    t_to = t_to or hi
+    if t_to is None and hi is not None and t_from is not None:
+        # a last sliver of a window holds a sample of some ports and not of others: leave it
+        full = int((hi - t_from).total_seconds() // window_s)
+        cut = t_from + timedelta(seconds=full * window_s)
+        t_to = cut if full >= 1 and (hi - cut).total_seconds() < window_s / 2 else hi
 
     def done(status: str, note: str, windows: int = 0, fabric: Fabric | None = None,
              rows: int = 0) -> ReplaySummary:
@@ -115,18 +128,50 @@ def replay(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
     n_win = max(1, int(np.ceil((t_to - t_from).total_seconds() / window_s - 1e-9)))
     obs_tx, obs_rx = _observed(con, fabric, t_from, t_to, window_s, n_win)
     up = _up_fraction(con, fabric, t_from, t_to, window_s, n_win)
-    demand_tx, demand_rx = _host_demand(fabric, obs_tx, obs_rx)
     groups = _groups(con, fabric, t_from, window_s, n_win)
-    exp_tx, exp_rx = _expected(fabric, up, demand_tx, demand_rx, groups, obs_tx, obs_rx,
-                                routing)
-    frame = _frame(fabric, t_from, t_to, window_s, n_win, up, exp_tx, exp_rx, obs_tx, obs_rx)
+    parallel = executor != "local" or workers > 1
+    size = chunk_windows or (max(1, -(-n_win // (4 * workers))) if parallel else n_win)
+    tasks = [Chunk(fabric, t_from + timedelta(seconds=w0 * window_s),
+                   min(t_to, t_from + timedelta(seconds=min(w0 + size, n_win) * window_s)),
+                   window_s, routing, obs_tx[:, w0:w0 + size], obs_rx[:, w0:w0 + size],
+                   up[:, w0:w0 + size], groups[:, w0:w0 + size])
+             for w0 in range(0, n_win, size)]
+    frames = run_tasks(expected_chunk, tasks, executor=executor, workers=workers, address=address)
     _clear(con)
-    con.register("_expected_frame", frame.to_arrow())
-    try:
-        con.execute("INSERT INTO expected_ports SELECT * FROM _expected_frame")
-    finally:
-        con.unregister("_expected_frame")
-    return done("ok", "", n_win, fabric, frame.height)
+    rows = 0
+    for frame in frames:
+        con.register("_expected_frame", frame)
+        try:
+            con.execute("INSERT INTO expected_ports SELECT * FROM _expected_frame")
+        finally:
+            con.unregister("_expected_frame")
+        rows += frame.num_rows
+    return done("ok", "", n_win, fabric, rows)
+
+
+@dataclass
+class Chunk:
+    """Consecutive windows of a replay: everything the twin needs, and nothing of the store."""
+
+    fabric: Fabric
+    t_from: datetime
+    t_to: datetime
+    window_s: float
+    routing: str
+    obs_tx: np.ndarray  # (ports, windows) bytes/s, NaN where unreported
+    obs_rx: np.ndarray
+    up: np.ndarray  # (cables, windows) share of the window up
+    groups: np.ndarray  # (endpoints, windows) traffic group
+
+
+def expected_chunk(chunk: Chunk) -> pa.Table:
+    """The expected_ports rows of one chunk of windows (an Arrow table, cheap to ship)."""
+    f, n_win = chunk.fabric, chunk.up.shape[1]
+    demand_tx, demand_rx = _host_demand(f, chunk.obs_tx, chunk.obs_rx)
+    exp_tx, exp_rx = _expected(f, chunk.up, demand_tx, demand_rx, chunk.groups, chunk.obs_tx,
+                               chunk.obs_rx, chunk.routing)
+    return _frame(f, chunk.t_from, chunk.t_to, chunk.window_s, n_win, chunk.up, exp_tx, exp_rx,
+                  chunk.obs_tx, chunk.obs_rx).to_arrow()
 
 
 def _clear(con: duckdb.DuckDBPyConnection) -> None:
@@ -158,10 +203,11 @@ def _window_index_sql(t_from: datetime, window_s: float) -> str:
 
 def _observed(con: duckdb.DuckDBPyConnection, fabric: Fabric, t_from: datetime, t_to: datetime,
               window_s: float, n_win: int) -> tuple[np.ndarray, np.ndarray]:
-    """Mean tx and rx bytes/s per port index and window (NaN where the port said nothing)."""
+    """Mean tx and rx bytes/s per port index and window (NaN where the port said nothing),
+    summed in time order so that two replays give the same bits."""
     df = _query(con, f"""
         SELECT device || ':' || ifname AS port_id, {_window_index_sql(t_from, window_s)} AS w,
-               avg(tx_bytes_per_s) AS tx, avg(rx_bytes_per_s) AS rx
+               avg(tx_bytes_per_s ORDER BY ts) AS tx, avg(rx_bytes_per_s ORDER BY ts) AS rx
         FROM port_rates WHERE ts > ? AND ts <= ? GROUP BY ALL""", [t_from, t_to])
     ports = pl.DataFrame({"port_id": _port_ids(fabric)}).with_row_index("p")
     df = df.join(ports, on="port_id", how="inner").filter(pl.col("w").is_between(0, n_win - 1))
@@ -187,9 +233,9 @@ def _up_fraction(con: duckdb.DuckDBPyConnection, fabric: Fabric, t_from: datetim
                 floor((epoch_us(e - $t0) - 1) / {window_s * 1e6})::BIGINT + 1)) AS w
             FROM d WHERE e > s
         )
-        SELECT port_id, w, sum(greatest(0, epoch_us(
+        SELECT port_id, w, sum(greatest(0, epoch_us(  -- integer microseconds: exact sums
             least(e, $t0 + to_microseconds(((w + 1) * {window_s * 1e6})::BIGINT))
-            - greatest(s, $t0 + to_microseconds((w * {window_s * 1e6})::BIGINT))) / 1e6)) AS down_s
+            - greatest(s, $t0 + to_microseconds((w * {window_s * 1e6})::BIGINT))))) / 1e6 AS down_s
         FROM w GROUP BY ALL""", {"t0": t_from, "t1": t_to})
     c = fabric.n_cables
     down = np.zeros((c, n_win))

@@ -19,6 +19,7 @@ from collectors.ingest import ingest_bundle
 from collectors.store import Store
 from replay.detectors import DETECTORS, Incident, _iso
 from replay.expected import ReplaySummary, replay
+from replay.impact import add_impact
 
 
 def diagnose(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
@@ -37,6 +38,7 @@ def diagnose(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
     if t_to is not None:
         incidents = [i for i in incidents if i.start is None or i.start <= t_to]
     incidents.sort(key=lambda i: (-i.score, str(i.start), i.root_id))
+    add_impact(con, incidents)
     return incidents
 
 
@@ -62,9 +64,10 @@ def store_incidents(con: duckdb.DuckDBPyConnection, incidents: list[Incident]) -
 
 def replay_and_diagnose(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
                         t_to: datetime | None = None, window_s: float | None = None,
-                        routing: str = "ar") -> tuple[ReplaySummary, list[Incident]]:
-    """Replay the store through the twin, diagnose, and store the incidents."""
-    summary = replay(con, t_from, t_to, window_s, routing)
+                        routing: str = "ar", **parallel) -> tuple[ReplaySummary, list[Incident]]:
+    """Replay the store through the twin, diagnose, and store the incidents (`parallel`:
+    executor, workers, address, chunk_windows of `replay.expected.replay`)."""
+    summary = replay(con, t_from, t_to, window_s, routing, **parallel)
     incidents = diagnose(con, t_from, t_to)
     store_incidents(con, incidents)
     return summary, incidents

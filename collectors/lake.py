@@ -1,0 +1,291 @@
+"""The Parquet lake: a store's tables as plain hive-partitioned Parquet that DuckDB, Spark or
+Trino read alike.
+
+Layout of a lake directory (zstd Parquet; partition columns live in the paths only, as Hive,
+Spark and Trino expect):
+
+    lake.json                                   manifest: version, tables, rows, files
+    samples/day=2026-11-30/device=leaf-p0-01/export-0.parquet
+    text_samples/, events/, logs/               same: PARTITION_BY (day, device), day = ts's UTC date
+    files/export.parquet, neighbors/..., ...    the other tables, one file per write
+
+The manifest is the commit log: readers (`open_lake`) see exactly the files it lists, and a
+writer replaces it atomically after its files are complete, so a crashed ingest leaves only
+unlisted files, which the next ingest deletes. Spark or Trino pointed at the directories see
+the same rows except for such leftovers of a crash.
+
+Ingest into a lake (`open_for_ingest`): the bundle goes into a temporary DuckDB store seeded with
+the lake's `files` (so the same content twice adds nothing: idempotence by path and sha256),
+`addresses` and `ifmap` (lookups parsers need), with file ids continuing the lake's; the new
+rows are then appended as new Parquet files named after the ingest, and `counters` and
+`counter_map` are replaced by the current ones. Unlike a DuckDB store, samples already in the
+lake keep their `counter` when the counter map later learns their vendor name (Parquet files
+are immutable): re-export from a store to remap them. One writer at a time (a lock file).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+
+from collectors.store import DATA_TABLES, Store, StoreError, _sql
+
+VERSION = 1
+MANIFEST = "lake.json"
+PARTITIONED = ("samples", "text_samples", "events", "logs")
+TABLES = ("files", "rejects", "counters", "counter_map", "samples", "text_samples", "events", "logs",
+          "neighbors", "addresses", "ifmap", "jobs", "job_hosts",
+          "replay_runs", "expected_ports", "incidents", "incident_evidence")
+_REPLACED_ON_INGEST = ("counters", "counter_map")
+_HIVE_TYPES = "{'day': DATE, 'device': VARCHAR}"
+
+
+class LakeError(StoreError):
+    """A lake directory that cannot be used as it is."""
+
+
+def is_lake(path: str | Path) -> bool:
+    """A directory given as --db is a lake (an empty one becomes a new lake on ingest)."""
+    return Path(path).is_dir()
+
+
+def read_manifest(root: str | Path) -> dict:
+    """The lake's manifest; LakeError names the file when it is missing or unreadable."""
+    p = Path(root) / MANIFEST
+    try:
+        doc = json.loads(p.read_text())
+    except FileNotFoundError as exc:
+        raise LakeError(f"{p}: no lake manifest (write one with `fabtwin export` or "
+                        "`fabtwin ingest BUNDLE --db DIR`)") from exc
+    except (OSError, ValueError) as exc:
+        raise LakeError(f"{p}: unreadable lake manifest: {exc}") from exc
+    if doc.get("version") != VERSION:
+        raise LakeError(f"{p}: lake version {doc.get('version')!r}, this fabtwin reads {VERSION}")
+    return doc
+
+
+def _write_manifest(root: Path, doc: dict) -> None:
+    doc["updated"] = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    tmp = root / (MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=1) + "\n")
+    os.replace(tmp, root / MANIFEST)  # atomic: readers see the old or the new lake
+
+
+def _empty_manifest() -> dict:
+    return {"version": VERSION, "format": "fabtwin-lake", "partition_by": ["day", "device"],
+            "tables": {t: {"partitioned": t in PARTITIONED, "rows": 0, "files": []} for t in TABLES}}
+
+
+def _quote(s: str) -> str:
+    return "'" + s.replace("'", "''") + "'"
+
+
+def _write_table(con: duckdb.DuckDBPyConnection, table: str, query: str, root: Path,
+                 tag: str) -> tuple[int, list[str]]:
+    """COPY `query` (rows of `table`) into the lake under `tag`; (rows, lake-relative files)."""
+    target = root / table
+    target.mkdir(parents=True, exist_ok=True)
+    if table in PARTITIONED:
+        sql = (f"COPY (SELECT *, CAST(ts AS DATE) AS day FROM ({query})) TO {_quote(str(target))} "
+               f"(FORMAT parquet, COMPRESSION zstd, PARTITION_BY (day, device), "
+               f"FILENAME_PATTERN {_quote(tag + '-{i}')}, OVERWRITE_OR_IGNORE, RETURN_FILES true)")
+    else:
+        sql = (f"COPY ({query}) TO {_quote(str(target / (tag + '.parquet')))} "
+               "(FORMAT parquet, COMPRESSION zstd, RETURN_FILES true)")
+    rows, files = con.execute(sql).fetchone()
+    return int(rows), [Path(f).resolve().relative_to(root.resolve()).as_posix() for f in files]
+
+
+def _fresh_dir(out: Path) -> None:
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise LakeError(f"{out}: exists and is not an empty directory")
+    out.mkdir(parents=True, exist_ok=True)
+
+
+def export(db: str | Path, out: str | Path) -> dict:
+    """Write every table of the DuckDB store `db` into a new lake at `out`; returns the manifest."""
+    db, root = Path(db), Path(out)
+    if not db.is_file():
+        raise FileNotFoundError(f"{db}: no such store")
+    _fresh_dir(root)
+    try:
+        con = duckdb.connect(str(db), read_only=True)
+    except duckdb.Error:
+        root.rmdir()
+        raise
+    try:
+        con.execute("SET enable_progress_bar = false")
+        # partitioned COPY streams when row order need not be kept; bounded like ingest
+        con.execute("SET preserve_insertion_order = false")
+        con.execute(f"SET memory_limit = {_quote(os.environ.get('FABTWIN_DUCKDB_MEMORY', '512MB'))}")
+        half = con.execute("SELECT path FROM files WHERE status = 'loading' LIMIT 1").fetchone()
+        if half:
+            raise StoreError(f"{db}: an interrupted ingest left {half[0]} half-loaded; run "
+                             "`fabtwin ingest` again on its bundle first")
+        doc = _empty_manifest()
+        present = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        for table in (t for t in TABLES if t in present):  # an older store may lack some
+            rows, files = _write_table(con, table, f"SELECT * FROM {table}", root, "export")
+            doc["tables"][table].update(rows=rows, files=files)
+    except BaseException:
+        shutil.rmtree(root, ignore_errors=True)  # no half lake: the directory was empty
+        raise
+    finally:
+        con.close()
+    doc["created"] = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    _write_manifest(root, doc)
+    return doc
+
+
+def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str]]:
+    """(name, type) of a table's columns, in order."""
+    return con.execute("SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ? "
+                       "ORDER BY column_index", [table]).fetchall()
+
+
+def _reader(root: Path, table: str, files: list[str]) -> str:
+    paths = "[" + ", ".join(_quote(str(root / f)) for f in files) + "]"
+    if table in PARTITIONED:
+        return f"read_parquet({paths}, hive_partitioning = true, hive_types = {_HIVE_TYPES})"
+    return f"read_parquet({paths}, hive_partitioning = false)"
+
+
+def lake_connection(root: str | Path) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB whose tables are views over the lake's Parquet files, plus the
+    store's views (sql/views.sql). Tables without files stay empty tables of the right schema."""
+    root = Path(root).resolve()
+    doc = read_manifest(root)
+    con = duckdb.connect(":memory:")
+    con.execute("SET enable_progress_bar = false")
+    con.execute(_sql("schema.sql"))
+    for table in TABLES:
+        files = doc["tables"].get(table, {}).get("files", [])
+        if not files:
+            continue
+        reader = _reader(root, table, files)
+        present = {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {reader}").fetchall()}
+        # a column the schema gained after the export reads as NULL
+        cols = ", ".join(f'"{c}"' if c in present else f'CAST(NULL AS {t}) AS "{c}"'
+                         for c, t in _columns(con, table))
+        con.execute(f"DROP TABLE {table}")
+        con.execute(f"CREATE VIEW {table} AS SELECT {cols} FROM {reader}")
+    con.execute(_sql("views.sql"))
+    return con
+
+
+def open_lake(root: str | Path) -> duckdb.DuckDBPyConnection:
+    """`lake_connection` fenced like `store.open_readonly`: only the lake's directory can be
+    read, nothing written, the configuration locked."""
+    con = lake_connection(root)
+    con.execute(f"SET allowed_directories = [{_quote(str(Path(root).resolve()) + os.sep)}]")
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
+    return con
+
+
+@contextmanager
+def _locked(root: Path) -> Iterator[None]:
+    with open(root / ".lock", "w") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            raise LakeError(f"{root}: another ingest is writing this lake") from exc
+        yield
+
+
+def _remove_unlisted(root: Path, doc: dict) -> list[str]:
+    """Delete Parquet files a crashed writer left behind (not in the manifest)."""
+    listed = {f for t in doc["tables"].values() for f in t["files"]}
+    gone = []
+    for table in TABLES:
+        for p in sorted((root / table).rglob("*.parquet")) if (root / table).is_dir() else []:
+            rel = p.relative_to(root).as_posix()
+            if rel not in listed:
+                p.unlink()
+                gone.append(rel)
+    return gone
+
+
+@contextmanager
+def open_for_ingest(db: str | Path) -> Iterator[Store]:
+    """The store to ingest into: `Store.open(db)` for a DuckDB file; for a lake directory a
+    temporary store seeded from the lake, whose new rows are appended to the lake when the
+    block ends without an error. An empty directory becomes a new lake."""
+    if not is_lake(db):
+        with Store.open(db) as store:
+            yield store
+        return
+    root = Path(db)
+    with _locked(root):
+        doc = read_manifest(root) if (root / MANIFEST).exists() else _empty_manifest()
+        _remove_unlisted(root, doc)
+        tag = "ingest-" + datetime.now(UTC).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
+        scratch = root / f".{tag}"
+        scratch.mkdir()
+        try:
+            with Store.open(scratch / "ingest.duckdb") as store:
+                base = _seed(store, root, doc)
+                store.path = str(root)
+                yield store
+                _append(store.con, root, doc, tag, base)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        _write_manifest(root, doc)
+        _remove_unlisted(root, doc)
+
+
+def lake_totals(root: str | Path) -> dict:
+    """`collectors.ingest.store_totals` over the lake."""
+    from collectors.ingest import store_totals
+
+    con = lake_connection(root)
+    try:
+        return store_totals(Store(con, str(root)))
+    finally:
+        con.close()
+
+
+def _seed(store: Store, root: Path, doc: dict) -> int:
+    """Copy the lake's files, addresses and ifmap into `store`; returns the lake's last file id."""
+    con = store.con
+    for table in ("files", "addresses", "ifmap"):
+        files = doc["tables"][table]["files"]
+        if files:
+            cols = ", ".join(f'"{c}"' for c, _ in _columns(con, table))
+            con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {_reader(root, table, files)}")
+    base = con.execute("SELECT coalesce(max(file_id), 0) FROM files").fetchone()[0]
+    con.execute("DROP SEQUENCE file_id_seq")
+    con.execute(f"CREATE SEQUENCE file_id_seq START {base + 1}")
+    return int(base)
+
+
+def _append(con: duckdb.DuckDBPyConnection, root: Path, doc: dict, tag: str, base: int) -> None:
+    """Write the rows of files newer than `base` as new Parquet files and list them in `doc`."""
+    appended = 0
+    for table in ("files", *DATA_TABLES):
+        rows, files = _write_table(con, table, f"SELECT * FROM {table} WHERE file_id > {base}", root, tag)
+        if rows:
+            entry = doc["tables"][table]
+            entry["rows"] += rows
+            entry["files"] += files
+            appended += rows
+        else:
+            for f in files:  # an empty small-table file adds nothing
+                (root / f).unlink()
+    for table in _REPLACED_ON_INGEST if appended else ():
+        rows, files = _write_table(con, table, f"SELECT * FROM {table}", root, tag)
+        doc["tables"][table].update(rows=rows, files=files)  # the old files go after the commit
+
+
+def table_rows(root: str | Path) -> dict[str, int]:
+    """Rows per table, from the manifest."""
+    return {t: e["rows"] for t, e in read_manifest(root)["tables"].items()}

@@ -1,0 +1,43 @@
+"""`fabtwin export`: a DuckDB store as a Parquet lake (format: collectors/lake.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+import duckdb
+
+from collectors.lake import LakeError
+from collectors.lake import export as export_lake
+from collectors.store import StoreError
+
+
+@click.command()
+@click.option("--db", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="DuckDB store file to export.")
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="New (or empty) directory for the lake.")
+@click.option("--json", "as_json", is_flag=True, help="Print the manifest as one JSON object.")
+def export(db: Path, out: Path, as_json: bool) -> None:
+    """Write the store's tables as hive-partitioned Parquet (by day and device, zstd).
+
+    `fabtwin sql`, `fabtwin ingest` and the TUI take the directory as --db, as they take a
+    DuckDB file; Spark and Trino read it as a plain hive layout.
+    """
+    try:
+        doc = export_lake(db, out)
+    except (FileNotFoundError, StoreError, LakeError, duckdb.Error) as exc:
+        click.echo(f"fabtwin: error: {' '.join(str(exc).split())}", err=True)
+        raise SystemExit(2) from exc
+    if as_json:
+        click.echo(json.dumps(doc, indent=2))
+        return
+    tables = doc["tables"]
+    files = sum(len(t["files"]) for t in tables.values())
+    size = sum(p.stat().st_size for p in out.rglob("*.parquet"))
+    click.echo(f"wrote {out}: {len(tables)} tables, {files} Parquet files, {size / 2**20:.1f} MiB")
+    for name, t in tables.items():
+        if t["rows"]:
+            part = "  (day, device)" if t["partitioned"] else ""
+            click.echo(f"  {name:<18}{t['rows']:>12,} rows {len(t['files']):>6} files{part}")
