@@ -13,15 +13,16 @@ import sys
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-import orjson
-import pyarrow as pa
 from rich.console import Console
 
-from collectors.ingest import BundleError, IngestSummary, ingest_bundle
-from collectors.query import QueryRefused, run_query
-from collectors.store import Store, StoreError
+if TYPE_CHECKING:  # the commands import what they use: `fabtwin --help` stays quick
+    import pyarrow as pa
+
+    from collectors.ingest import IngestSummary
+    from collectors.store import Store
 
 DEFAULT_DB = os.environ.get("FABTWIN_DB", "fabtwin.duckdb")
 err = Console(stderr=True)
@@ -53,7 +54,9 @@ def ingest(bundle: Path, db: str, as_json: bool, strict: bool, quiet: bool) -> N
     Files are recognized by content; the same content twice adds nothing. Every rejected record
     is kept in the `rejects` table with file, line, reason and raw text.
     """
+    from collectors.ingest import BundleError
     from collectors.lake import is_lake, lake_totals, open_for_ingest  # a directory: a Parquet lake
+    from collectors.store import StoreError
 
     try:
         with open_for_ingest(db) as store:
@@ -79,6 +82,8 @@ def ingest(bundle: Path, db: str, as_json: bool, strict: bool, quiet: bool) -> N
 
 
 def _ingest_with_progress(store: Store, bundle: Path, show: bool) -> IngestSummary:
+    from collectors.ingest import ingest_bundle
+
     if not show:
         return ingest_bundle(store, bundle)
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
@@ -127,6 +132,9 @@ def _print_summary(summary: IngestSummary) -> None:
               help="Rows shown by the table format (the others write every row).")
 def sql(query: str, db: str, fmt: str, output: Path | None, max_rows: int) -> None:
     """Run a read-only SQL QUERY on the store (tables and views: see the README)."""
+    from collectors.query import QueryRefused, run_query
+    from collectors.store import StoreError
+
     if fmt == "parquet" and output is None:
         fail("--format parquet needs --output FILE")
     try:
@@ -140,6 +148,8 @@ def sql(query: str, db: str, fmt: str, output: Path | None, max_rows: int) -> No
 
 
 def _write_result(reader: pa.RecordBatchReader, fmt: str, output: Path | None, max_rows: int) -> None:
+    import orjson
+
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
@@ -175,6 +185,7 @@ def _write_result(reader: pa.RecordBatchReader, fmt: str, output: Path | None, m
 
 def _print_table(reader: pa.RecordBatchReader, fh, max_rows: int) -> None:
     import polars as pl
+    import pyarrow as pa
 
     batches, shown, total = [], 0, 0
     for batch in reader:
@@ -239,6 +250,7 @@ def replay(db: str, t_from, t_to, window_s, routing: str, chunk_windows: int | N
     run in replay_runs) and the ranked incidents (incidents, incident_evidence). A long window
     splits into chunks that run on local processes or on Ray, with the same rows either way.
     """
+    from collectors.store import Store
     from replay.investigate import replay_and_diagnose
     from twin.parallel import ExecutorError
 
@@ -275,6 +287,7 @@ def replay(db: str, t_from, t_to, window_s, routing: str, chunk_windows: int | N
 @click.option("--json", "as_json", is_flag=True, help="Print the ranked incidents as one JSON object.")
 def investigate(bundle: Path, db: str, t_from, t_to, window_s, as_json: bool) -> None:
     """Ingest BUNDLE, replay it through the twin, diagnose it and print the ranked incidents."""
+    from collectors.ingest import BundleError
     from replay.investigate import investigate as run_investigation
 
     try:
@@ -358,11 +371,16 @@ def generate(scenario: Path, out: Path, seed: int) -> None:
                f"{g.labels['malformed_lines']} malformed lines (see labels.json)")
 
 
+# -- commands in modules of their own ------------------------------------------------------
+
 from fabtwin.lake_cli import export  # noqa: E402
 from fabtwin.sweep_cli import sweep  # noqa: E402
+from fabtwin.tui.command import tui  # noqa: E402
 
 main.add_command(export)
 main.add_command(sweep)
+main.add_command(tui)
+
 
 if __name__ == "__main__":
     main()

@@ -6,11 +6,6 @@ import json
 from pathlib import Path
 
 import click
-import duckdb
-
-from collectors.lake import LakeError
-from collectors.lake import export as export_lake
-from collectors.store import StoreError
 
 
 @click.command()
@@ -25,6 +20,12 @@ def export(db: Path, out: Path, as_json: bool) -> None:
     `fabtwin sql`, `fabtwin ingest` and the TUI take the directory as --db, as they take a
     DuckDB file; Spark and Trino read it as a plain hive layout.
     """
+    import duckdb
+
+    from collectors.lake import LakeError
+    from collectors.lake import export as export_lake
+    from collectors.store import StoreError
+
     try:
         doc = export_lake(db, out)
     except (FileNotFoundError, StoreError, LakeError, duckdb.Error) as exc:

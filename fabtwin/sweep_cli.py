@@ -8,11 +8,6 @@ from pathlib import Path
 
 import click
 
-from twin.parallel import ExecutorError
-from twin.scenario import ScenarioError
-from twin.sweep import load_sweep, run_sweep
-from twin.topology import TopologyError
-
 
 @click.command()
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
@@ -25,6 +20,11 @@ from twin.topology import TopologyError
 def sweep(scenario: Path, ray_address: str | None, workers: int | None, top: int, as_json: bool) -> None:
     """Simulate every variant of SCENARIO.toml's [sweep] (each spine link failed, each leaf in
     ECMP, convergence times...) and rank them by their worst job's slowdown."""
+    from twin.parallel import ExecutorError
+    from twin.scenario import ScenarioError
+    from twin.sweep import load_sweep, run_sweep
+    from twin.topology import TopologyError
+
     try:
         sw = load_sweep(scenario)
         report = run_sweep(sw, executor="ray" if ray_address else "local",

@@ -6,7 +6,7 @@
 -- and `reset` is true, so a reset never shows as a huge or negative rate.
 CREATE OR REPLACE VIEW counter_rates AS
 WITH s AS (
-    SELECT s.device, s.ifname, s.counter, s.qualifier, s.metric, s.ts, s.value
+    SELECT s.device, s.ifname, s.counter, s.qualifier, s.metric, s.ts, s.value, s.file_id, s.line
     FROM samples s JOIN counters k ON s.counter = k.counter
     WHERE k.kind = 'counter' AND s.value IS NOT NULL AND isfinite(s.value)
 ), d AS (
@@ -15,7 +15,8 @@ WITH s AS (
         lag(ts) OVER w AS prev_ts,
         max(value) OVER (PARTITION BY device, ifname, metric, qualifier) AS series_max
     FROM s
-    WINDOW w AS (PARTITION BY device, ifname, metric, qualifier ORDER BY ts)
+    -- file and line break ties of ts (overlapping bundles), so every store agrees
+    WINDOW w AS (PARTITION BY device, ifname, metric, qualifier ORDER BY ts, file_id, line)
 ), r AS (
     SELECT *,
         CASE

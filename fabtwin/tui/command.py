@@ -1,0 +1,48 @@
+"""`fabtwin tui`: the click command, kept light (Textual is imported only when it runs)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+DEFAULT_DB = os.environ.get("FABTWIN_DB", "fabtwin.duckdb")
+
+
+@click.command()
+@click.argument("bundle", required=False, type=click.Path(path_type=Path))
+@click.option("--db", default=DEFAULT_DB, show_default=True,
+              help="DuckDB store (a BUNDLE is ingested and diagnosed into it first).")
+def tui(bundle: Path | None, db: str) -> None:
+    """Investigate a store in a terminal UI: incidents, fabric heatmap, events, SQL.
+
+    Keys: 1-4 switch screens, / filters, Enter drills down, Esc goes back, ? lists every key,
+    Ctrl+P opens the command palette.
+    """
+    from collectors.ingest import BundleError
+    from collectors.store import StoreError
+
+    if bundle is not None:
+        from fabtwin.tui.prepare import prepare_bundle
+
+        click.echo(f"ingesting and diagnosing {bundle} into {db}...", err=True)
+        try:
+            prepare_bundle(bundle, db)
+        except BundleError as exc:
+            _fail(str(exc))
+    if not Path(db).exists():
+        _fail(f"{db}: no such store (give a BUNDLE, or run `fabtwin ingest BUNDLE --db {db}`)")
+    from fabtwin.tui.app import FabtwinApp
+
+    try:
+        app = FabtwinApp(db)
+    except StoreError as exc:
+        _fail(str(exc))
+    app.run()
+
+
+def _fail(message: str) -> None:
+    click.echo(f"fabtwin: error: {message}", err=True)
+    sys.exit(2)

@@ -1,0 +1,453 @@
+"""What the terminal UI reads from a store: small, bounded queries returning plain Python values.
+
+No Textual here, so every query is testable on its own. Every query is bounded (a time range, a
+port, a LIMIT): the UI must stay fast on a store of tens of millions of samples, where the
+whole-store views (`port_rates`) would take seconds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import duckdb
+
+from collectors.store import open_readonly
+
+# the per-port rates a drill-down can plot (port_rates' columns, same names)
+RATE_COUNTERS = ("tx_bytes_per_s", "rx_bytes_per_s", "ecn_marked_per_s", "tx_pause_per_s",
+                 "rx_pause_per_s", "discards_per_s", "errors_per_s")
+_RATE_SQL = {
+    "tx_bytes_per_s": "counter = 'tx_bytes'", "rx_bytes_per_s": "counter = 'rx_bytes'",
+    "ecn_marked_per_s": "counter = 'ecn_marked'", "tx_pause_per_s": "counter = 'tx_pause'",
+    "rx_pause_per_s": "counter = 'rx_pause'",
+    "discards_per_s": "counter IN ('rx_discards', 'tx_discards', 'no_buffer_drops', 'wred_drops')",
+    "errors_per_s": "counter IN ('rx_errors', 'tx_errors', 'rx_fcs_errors', 'symbol_errors')",
+}
+# which counter tells an incident's story best (the first one the plot shows)
+KIND_COUNTER = {"pfc_storm": "tx_pause_per_s", "congestion": "ecn_marked_per_s",
+                "link_degraded": "errors_per_s", "load_imbalance": "tx_bytes_per_s",
+                "link_flap": "tx_bytes_per_s", "link_down": "tx_bytes_per_s"}
+NICE_WINDOWS_S = (30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 86400)
+
+
+@dataclass
+class Incident:
+    rank: int
+    kind: str
+    root_type: str
+    root_id: str
+    start: datetime | None
+    end: datetime | None
+    score: float
+    summary: str
+    impact: dict = field(default_factory=dict)
+
+    def ports(self) -> list[str]:
+        """The port ids the root cause names (both ends of a link, the port itself)."""
+        if self.root_type == "link" and "--" in self.root_id:
+            return self.root_id.split("--", 1)
+        if self.root_type == "port":
+            return [self.root_id]
+        return []
+
+
+@dataclass
+class Series:
+    """One counter of one entity over time, observed and (when the twin ran) expected."""
+
+    counter: str
+    ts: list[datetime]
+    observed: list[float | None]
+    expected_ts: list[datetime] = field(default_factory=list)
+    expected: list[float | None] = field(default_factory=list)
+
+
+@dataclass
+class Heatmap:
+    """Leaf x spine utilization of one plane in one window (None: no data for that cable)."""
+
+    plane: int
+    leaves: list[str]
+    spines: list[str]
+    util: list[list[float | None]]
+    state: list[list[str]]  # "" ok, "down", "degraded", "-" no cable
+    links: list[list[str]]  # link id per cell ("" when no cable)
+
+
+class StoreData:
+    """A read-only view of one store for the UI; one DuckDB connection, a cursor per query."""
+
+    def __init__(self, db: str | Path) -> None:
+        self.db = str(db)
+        self.con = open_readonly(db)
+        self._fabric = None
+        self._fabric_error: str | None = None
+        self._capacity: dict[str, float] | None = None
+
+    def close(self) -> None:
+        # a worker thread still inside a query at exit: the process ends anyway
+        with contextlib.suppress(duckdb.Error):
+            self.con.close()
+
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        """A cursor of the shared read-only connection (one per thread or open result)."""
+        return self.con.cursor()
+
+    def _rows(self, sql: str, params: list | None = None) -> list[tuple]:
+        cur = self.cursor()
+        try:
+            return cur.execute(sql, params or []).fetchall()
+        except duckdb.CatalogException:
+            return []  # a table an older store or a plain DuckDB file lacks
+        finally:
+            cur.close()
+
+    # -- overview ---------------------------------------------------------------------------
+    def time_range(self) -> tuple[datetime | None, datetime | None]:
+        rows = self._rows("SELECT min(ts), max(ts) FROM samples")
+        return rows[0] if rows else (None, None)
+
+    def counts(self) -> dict[str, int]:
+        out = {}
+        for table in ("samples", "events", "incidents", "expected_ports", "neighbors", "jobs"):
+            rows = self._rows(f"SELECT count(*) FROM {table}")
+            out[table] = rows[0][0] if rows else 0
+        return out
+
+    def replay_status(self) -> str:
+        """One line on the latest replay run, or "no replay yet"."""
+        rows = self._rows("SELECT status, windows, window_s, note FROM replay_runs "
+                          "ORDER BY created DESC LIMIT 1")
+        if not rows:
+            return "no replay yet (run `fabtwin replay` or `fabtwin investigate`)"
+        status, windows, window_s, note = rows[0]
+        return (f"replay {status}: {windows or 0} windows of {window_s or 0:g} s"
+                + (f" ({note})" if note else ""))
+
+    # -- incidents --------------------------------------------------------------------------
+    def incidents(self) -> list[Incident]:
+        rows = self._rows('SELECT rank, kind, root_type, root_id, start, "end", score, summary, '
+                          "impact FROM incidents ORDER BY rank")
+        return [Incident(*r[:8], impact=_json(r[8]) or {}) for r in rows]
+
+    def evidence(self, rank: int) -> list[dict]:
+        rows = self._rows("SELECT evidence FROM incident_evidence WHERE rank = ? ORDER BY seq",
+                          [rank])
+        return [_json(r[0]) for r in rows]
+
+    # -- time series ------------------------------------------------------------------------
+    def port_series(self, ports: list[str], counter: str, t0: datetime | None = None,
+                    t1: datetime | None = None) -> Series:
+        """`counter` (a RATE_COUNTERS name) summed over `ports` per sampling period, in [t0, t1],
+        with the twin's expectation for the byte counters when a replay ran."""
+        if counter not in _RATE_SQL or not ports:
+            return Series(counter, [], [])
+        (series,) = self.port_series_many(ports, [counter], t0, t1)
+        if counter in ("tx_bytes_per_s", "rx_bytes_per_s"):
+            side = counter.split("_", 1)[0]
+            bounds = "AND window_end >= ? AND window_start <= ?" if t0 and t1 else ""
+            exp = self._rows(f"""
+                SELECT window_start, sum(expected_{side}_bytes_per_s) FROM expected_ports
+                WHERE port_id IN ({", ".join("?" * len(ports))}) {bounds}
+                GROUP BY 1 ORDER BY 1""", list(ports) + ([t0, t1] if bounds else []))
+            series.expected_ts = [r[0] for r in exp]
+            series.expected = [r[1] for r in exp]
+        return series
+
+    def port_series_many(self, ports: list[str], counters: list[str],
+                         t0: datetime | None = None, t1: datetime | None = None) -> list[Series]:
+        """Each of `counters` (RATE_COUNTERS names) summed over `ports`, in one scan.
+
+        Rates come straight from `samples` for these ports only (one metric per port and
+        counter, the one with most samples, as port_rates does), so the cost is the ports'
+        rows, not the store's. Ports sample at their own instants, so rates are averaged per
+        port over the sampling period before they are summed.
+        """
+        counters = [c for c in counters if c in _RATE_SQL]
+        if not counters or not ports:
+            return [Series(c, [], []) for c in counters]
+        where, params = _port_filter(ports)
+        if t0 is not None and t1 is not None:
+            where += " AND ts BETWEEN ? AND ?"
+            params += [t0, t1]
+        name = "CASE " + " ".join(f"WHEN {_RATE_SQL[c]} THEN '{c}'" for c in counters) + " END"
+        rows = self._rows(f"""
+            WITH s AS (
+                SELECT {name} AS cname, device, ifname, metric, qualifier, ts, value
+                FROM samples
+                WHERE ({where}) AND ({" OR ".join(_RATE_SQL[c] for c in counters)})
+                    AND value IS NOT NULL
+            ), best AS (
+                SELECT cname, device, ifname, arg_max(metric, n) AS metric FROM (
+                    SELECT cname, device, ifname, metric, count(*) AS n FROM s GROUP BY ALL)
+                GROUP BY ALL
+            ), d AS (
+                SELECT s.*, value - lag(value) OVER w AS dv,
+                    epoch_us(ts - lag(ts) OVER w) / 1e6 AS dt
+                FROM s JOIN best USING (cname, device, ifname, metric)
+                WINDOW w AS (PARTITION BY device, ifname, metric, qualifier ORDER BY ts)
+            ), r AS (
+                SELECT cname, device, ifname, ts, max(dt) AS dt,
+                    sum(CASE WHEN dv >= 0 AND dt > 0 THEN dv / dt END) AS rate
+                FROM d WHERE dt IS NOT NULL GROUP BY ALL
+            ), b AS (  -- ports sample at their own instants: align them on the sampling period
+                SELECT greatest(1, round(median(dt)))::BIGINT AS period FROM r
+            )
+            SELECT cname, t, sum(rate) FROM (
+                SELECT cname, device, ifname, time_bucket(to_seconds(b.period), ts) AS t,
+                    avg(rate) AS rate
+                FROM r, b GROUP BY ALL)
+            GROUP BY ALL ORDER BY cname, t""", params)
+        by_name: dict[str, Series] = {c: Series(c, [], []) for c in counters}
+        for cname, t, rate in rows:
+            by_name[cname].ts.append(t)
+            by_name[cname].observed.append(rate)
+        return [by_name[c] for c in counters]
+
+    # -- entities ---------------------------------------------------------------------------
+    def entity_ports(self, kind: str, ident: str) -> list[str]:
+        """The ports of a port, link, device or host (ports that sent samples or are cabled)."""
+        if kind == "port":
+            return [ident]
+        if kind == "link":
+            return ident.split("--", 1) if "--" in ident else [ident]
+        rows = self._rows("SELECT DISTINCT device || ':' || ifname FROM neighbors "
+                          "WHERE device = ?", [ident])
+        if not rows:  # not cabled: the ports it sent samples for
+            rows = self._rows("SELECT DISTINCT device || ':' || ifname FROM samples "
+                              "WHERE device = ?", [ident])
+        return sorted((r[0] for r in rows), key=natural_key)
+
+    def peers(self, ports: list[str]) -> list[tuple[str, str, str]]:
+        """(port, peer port, link id) for each cabled port of `ports`."""
+        if not ports:
+            return []
+        marks = ", ".join("?" * len(ports))
+        rows = self._rows(f"""
+            SELECT CASE WHEN port_a IN ({marks}) THEN port_a ELSE port_b END AS port,
+                CASE WHEN port_a IN ({marks}) THEN port_b ELSE port_a END AS peer, link_id
+            FROM links WHERE port_a IN ({marks}) OR port_b IN ({marks}) ORDER BY 1""",
+                          list(ports) * 4)
+        return [tuple(r) for r in rows]
+
+    def entity_kind(self, ident: str) -> str:
+        """Guess what an id names: link (a--b), port (dev:if), host (in job_hosts) or device."""
+        if "--" in ident:
+            return "link"
+        if ":" in ident:
+            return "port"
+        return "host" if self._rows("SELECT 1 FROM job_hosts WHERE host = ? LIMIT 1",
+                                    [ident]) else "device"
+
+    def jobs_of(self, hosts: list[str]) -> list[tuple]:
+        if not hosts:
+            return []
+        return self._rows(f"""
+            SELECT DISTINCT j.job_id, j.tenant, j.start, j."end", j.state FROM jobs j
+            JOIN job_hosts h USING (job_id) WHERE h.host IN ({", ".join("?" * len(hosts))})
+            ORDER BY j.start""", list(hosts))
+
+    def hosts_of_links(self, links: list[str]) -> list[str]:
+        devices = {p.split(":", 1)[0] for link in links for p in link.split("--")}
+        if not devices:
+            return []
+        rows = self._rows(f"SELECT DISTINCT host FROM job_hosts WHERE host IN "
+                          f"({', '.join('?' * len(devices))})", sorted(devices))
+        return [r[0] for r in rows]
+
+    def entities(self, limit: int = 20_000) -> list[tuple[str, str]]:
+        """(kind, id) of the cabled devices, links and ports, for the command palette (from
+        the cabling and the jobs: small tables, where the samples' ports view scans them all)."""
+        rows = self._rows(f"""
+            SELECT DISTINCT 'device', device FROM neighbors
+            UNION ALL SELECT DISTINCT 'host', host FROM job_hosts
+            WHERE host NOT IN (SELECT device FROM neighbors)
+            UNION ALL SELECT 'link', link_id FROM links
+            UNION ALL SELECT DISTINCT 'port', device || ':' || ifname FROM neighbors
+            LIMIT {int(limit)}""")
+        return [(k, i) for k, i in rows]
+
+    # -- events -----------------------------------------------------------------------------
+    def events(self, device: str = "", kind: str = "", limit: int = 5000) -> list[tuple]:
+        """(ts, device, ifname, kind, message): events plus job starts and ends, newest last."""
+        rows = self._rows(f"""
+            SELECT * FROM (
+                SELECT ts, device, ifname, kind, message FROM events
+                UNION ALL SELECT start, job_id, '', 'job_start',
+                    coalesce(tenant, '') || ' ' || coalesce(nodelist, '') FROM jobs
+                    WHERE start IS NOT NULL
+                UNION ALL SELECT "end", job_id, '', 'job_end', coalesce(state, '') FROM jobs
+                    WHERE "end" IS NOT NULL)
+            WHERE (? = '' OR device ILIKE '%' || ? || '%') AND (? = '' OR kind = ?)
+            ORDER BY ts LIMIT {int(limit)}""", [device, device, kind, kind])
+        return rows
+
+    def event_kinds(self) -> list[str]:
+        rows = self._rows("SELECT DISTINCT kind FROM events ORDER BY 1")
+        kinds = [r[0] for r in rows]
+        if self._rows("SELECT 1 FROM jobs LIMIT 1"):
+            kinds += ["job_start", "job_end"]
+        return kinds
+
+    def events_of(self, ports: list[str], devices: list[str], limit: int = 500) -> list[tuple]:
+        where, params = _port_filter(ports) if ports else ("false", [])
+        if devices:
+            where += f" OR device IN ({', '.join('?' * len(devices))})"
+            params += list(devices)
+        return self._rows(f"SELECT ts, device, ifname, kind, message FROM events WHERE {where} "
+                          f"ORDER BY ts LIMIT {int(limit)}", params)
+
+    # -- fabric -----------------------------------------------------------------------------
+    def fabric(self):
+        """The discovered Fabric (twin.discover.from_cabling of the neighbors), or None."""
+        if self._fabric is None and self._fabric_error is None:
+            from twin.discover import from_cabling
+            from twin.topology import TopologyError
+
+            rows = self._rows("SELECT device, ifname, peer_device, peer_ifname FROM neighbors")
+            try:
+                self._fabric = from_cabling(rows)
+            except TopologyError as exc:
+                self._fabric_error = str(exc)
+        return self._fabric
+
+    @property
+    def fabric_error(self) -> str | None:
+        return self._fabric_error
+
+    def windows(self) -> tuple[list[datetime], float]:
+        """Window starts to step the fabric through, and their length in seconds.
+
+        The replay's windows when there is a replay, else at most 60 nice-sized windows (30 s or more, so a window holds
+        a few samples) over
+        the samples' time range.
+        """
+        rows = self._rows("SELECT DISTINCT window_start, epoch(window_end - window_start) "
+                          "FROM expected_ports ORDER BY 1")
+        if rows:
+            return [r[0] for r in rows], float(rows[0][1])
+        t0, t1 = self.time_range()
+        if t0 is None:
+            return [], 0.0
+        span = max((t1 - t0).total_seconds(), 1.0)
+        step = next((w for w in NICE_WINDOWS_S if span / w <= 60), NICE_WINDOWS_S[-1])
+        start = _floor(t0, step)
+        n = int((t1 - start).total_seconds() // step) + 1
+        return [start + timedelta(seconds=step * i) for i in range(n)], float(step)
+
+    def heatmaps(self, t0: datetime, window_s: float) -> list[Heatmap]:
+        """Per plane, leaf x spine utilization in [t0, t0 + window_s): max of the two
+        directions over capacity, max over parallel cables; down and degraded cables marked."""
+        fab = self.fabric()
+        if fab is None:
+            return []
+        t1 = t0 + timedelta(seconds=window_s)
+        util = self._port_util(t0, t1)
+        down = self._down_ports(t0, t1)
+        # the replay's capacity per port when it ran (it reads speeds); else the cabling's
+        capacity = self._capacities()
+        bad = {r[0] for r in self._rows("""
+            SELECT device || ':' || ifname FROM samples
+            WHERE ts >= ? AND ts < ? AND counter IN ('rx_errors', 'tx_errors', 'rx_fcs_errors',
+                'symbol_errors')
+            GROUP BY device, ifname, metric, qualifier HAVING max(value) > min(value)""", [t0, t1])}
+        maps = []
+        names, kind = fab.node_name, fab.node_kind
+        for plane in sorted(set(int(p) for p in fab.node_plane if p >= 0)):
+            leaves = [n for i, n in enumerate(names) if kind[i] == 1 and fab.node_plane[i] == plane]
+            spines = [n for i, n in enumerate(names) if kind[i] == 2 and fab.node_plane[i] == plane]
+            li, si = {n: i for i, n in enumerate(leaves)}, {n: i for i, n in enumerate(spines)}
+            grid: list[list[float | None]] = [[None] * len(spines) for _ in leaves]
+            state = [["-"] * len(spines) for _ in leaves]
+            links = [[""] * len(spines) for _ in leaves]
+            for c in range(fab.n_cables):
+                if int(fab.cable_tier[c]) != 1 or int(fab.cable_plane[c]) != plane:
+                    continue
+                a, b = fab.cable_port_a[c], fab.cable_port_b[c]
+                r, k = li.get(a.split(":", 1)[0]), si.get(b.split(":", 1)[0])
+                if r is None or k is None:
+                    continue
+                cap = capacity.get(a) or capacity.get(b) or float(fab.cable_gbps[c]) * 1e9 / 8
+                u = [util[p] / cap for p in (a, b) if util.get(p) is not None]
+                if u:
+                    grid[r][k] = max(max(u), grid[r][k] or 0.0)
+                links[r][k] = f"{min(a, b)}--{max(a, b)}"
+                if a in down or b in down:
+                    state[r][k] = "down"
+                elif state[r][k] != "down" and (a in bad or b in bad):
+                    state[r][k] = "degraded"
+                elif state[r][k] == "-":
+                    state[r][k] = ""
+            maps.append(Heatmap(plane, leaves, spines, grid, state, links))
+        return maps
+
+    def _capacities(self) -> dict[str, float]:
+        if self._capacity is None:
+            self._capacity = {p: c for p, c in self._rows(
+                "SELECT port_id, max(capacity_bytes_per_s) FROM expected_ports GROUP BY 1") if c}
+        return self._capacity
+
+    def _down_ports(self, t0: datetime, t1: datetime) -> set[str]:
+        """Ports down at some point of [t0, t1): an oper-status sample or a link_down event in
+        the window, or a last event before it that was link_down. Bounded by the window (the
+        link_state_intervals view would scan every oper-status sample of the store)."""
+        rows = self._rows("""
+            SELECT device || ':' || ifname FROM samples
+            WHERE ts >= ? AND ts < ? AND counter IN ('oper_status', 'link_up') AND value <> 1
+            UNION SELECT device || ':' || ifname FROM events
+            WHERE ts >= ? AND ts < ? AND kind = 'link_down'
+            UNION SELECT port FROM (
+                SELECT device || ':' || ifname AS port, arg_max(kind, ts) AS last FROM events
+                WHERE ts < ? AND kind IN ('link_up', 'link_down') GROUP BY ALL)
+            WHERE last = 'link_down'""", [t0, t1, t0, t1, t0])
+        return {r[0] for r in rows}
+
+    def _port_util(self, t0: datetime, t1: datetime) -> dict[str, float]:
+        """Bytes/s per port in [t0, t1): the larger of tx and rx, from the counters' first and
+        last values in the window (one metric per port and direction: the larger)."""
+        rows = self._rows("""
+            WITH r AS (
+                SELECT device, ifname, counter, metric, qualifier,
+                    (arg_max(value, ts) - arg_min(value, ts))
+                        / nullif(epoch_us(max(ts) - min(ts)) / 1e6, 0) AS rate
+                FROM samples WHERE ts >= ? AND ts < ? AND counter IN ('tx_bytes', 'rx_bytes')
+                GROUP BY ALL
+            ), m AS (
+                SELECT device, ifname, counter, metric, sum(rate) AS rate FROM r
+                WHERE rate >= 0 GROUP BY ALL
+            )
+            SELECT device || ':' || ifname, max(rate) FROM m GROUP BY ALL""", [t0, t1])
+        return {p: r for p, r in rows}
+
+
+def natural_key(text: str) -> list:
+    """`swp10` after `swp9` (twin.discover's rule; not imported, to keep networkx out of the
+    UI's start-up)."""
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text)]
+
+
+def _floor(t: datetime, step: int) -> datetime:
+    epoch = datetime(1970, 1, 1)
+    return epoch + timedelta(seconds=int((t - epoch).total_seconds()) // step * step)
+
+
+def _port_filter(ports: list[str]) -> tuple[str, list]:
+    pairs = [p.split(":", 1) for p in ports if ":" in p]
+    if not pairs:
+        return "false", []
+    where = " OR ".join("(device = ? AND ifname = ?)" for _ in pairs)
+    return where, [x for pair in pairs for x in pair]
+
+
+def _json(text: str | None):
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return {"text": text}

@@ -1,0 +1,158 @@
+"""Drill-down on a port, link, device or host: a counter over time, its peers (or ports),
+its events, its jobs. `c` steps through the counters, Enter opens a row, Esc goes back."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.markup import escape
+from textual.screen import Screen
+from textual.widgets import DataTable, Static
+
+from fabtwin.tui.actions import bindings
+from fabtwin.tui.bars import KeyBar, TitleBar
+from fabtwin.tui.data import RATE_COUNTERS, Series
+from fabtwin.tui.plot import render_plot, render_sparklines
+
+HALF = timedelta(minutes=30)  # the plot shows the hour around the time of interest
+
+
+class EntityScreen(Screen):
+    SCOPE = "entity"
+    BINDINGS = bindings("entity")
+    DEFAULT_CSS = """
+    EntityScreen #plot { height: auto; padding: 0 1; }
+    EntityScreen #all { height: auto; padding: 0 1; }
+    EntityScreen DataTable { height: auto; max-height: 14; }
+    """
+
+    def __init__(self, kind: str, ident: str, around: datetime | None = None) -> None:
+        super().__init__()
+        self.kind, self.ident = kind, ident
+        self.around = around
+        self.counter = 0
+        self.series: Series | None = None
+        self.all_series: list[Series] = []
+
+    def compose(self) -> ComposeResult:
+        yield TitleBar()
+        with VerticalScroll():
+            yield Static("", classes="summary", id="head")
+            yield Static("loading...", id="plot")
+            yield Static("", id="all")
+            yield DataTable(cursor_type="row", id="peers")
+            yield DataTable(cursor_type="row", id="events")
+        yield KeyBar(self.SCOPE)
+
+    def on_mount(self) -> None:
+        data = self.app.data
+        self.title = f"{self.kind} {self.ident}"
+        self.ports = data.entity_ports(self.kind, self.ident)
+        devices = sorted({p.split(":", 1)[0] for p in self.ports}) or [self.ident]
+        peers = self.query_one("#peers", DataTable)
+        if self.kind in ("device", "host"):
+            peers.add_columns("port", "peer", "link")
+            linked = {p: (peer, link) for p, peer, link in data.peers(self.ports)}
+            for p in self.ports:
+                peer, _link = linked.get(p, ("", ""))
+                peers.add_row(p, peer, _link, key=f"port|{p}")
+            peers.border_title = f"{len(self.ports)} port(s) (Enter opens)"
+        else:
+            peers.add_columns("port", "peer", "link")
+            for p, peer, link in data.peers(self.ports):
+                peers.add_row(p, peer, link, key=f"port|{peer}")
+            for d in devices:
+                peers.add_row(d, "", "device", key=f"device|{d}")
+            peers.border_title = "peers and devices (Enter opens)"
+        if not peers.row_count:
+            peers.add_row("no ports or cabling known for this entity", "", "", key="none|")
+        jobs = data.jobs_of(devices)
+        head = f"[b]{self.kind} {escape(self.ident)}[/b]  {len(self.ports)} port(s)"
+        if jobs:
+            head += escape("  jobs: " + ", ".join(f"{j[0]} ({j[1] or '-'})" for j in jobs[:5]))
+        self.query_one("#head", Static).update(head)
+        events = self.query_one("#events", DataTable)
+        events.add_columns("time", "device", "ifname", "kind", "message")
+        rows = data.events_of(self.ports if self.kind in ("port", "link") else [],
+                              devices if self.kind in ("device", "host") else [])
+        for i, (ts, dev, ifn, kind, msg) in enumerate(rows):
+            events.add_row(f"{ts:%m-%d %H:%M:%S.%f}"[:-3], dev, ifn, kind, (msg or "")[:80],
+                           key=f"{i}|port|{dev}:{ifn}" if ifn else f"{i}|device|{dev}")
+        events.border_title = f"{len(rows)} event(s)"
+        self.query_one("#peers", DataTable).focus()
+        self._load_series()
+        self._load_all()
+
+    def _load_series(self) -> None:
+        counter = RATE_COUNTERS[self.counter]
+        # a link's story is one direction: its first port's tx is its peer's rx
+        ports = self.ports[:1] if self.kind == "link" else self.ports
+        data = self.app.data
+        if self.around is None:  # the store's last hour
+            self.around = (data.time_range()[1] or datetime(1970, 1, 1)) - HALF
+        t0, t1 = self.around - HALF, self.around + HALF
+
+        def fetch() -> Series:
+            return data.port_series(ports, counter, t0, t1)
+
+        self.run_worker(fetch, thread=True, exclusive=True, group="series")
+
+    def _load_all(self) -> None:
+        """Every counter of the entity over the same hour, one sparkline each."""
+        ports = self.ports[:1] if self.kind == "link" else self.ports
+        data, t0, t1 = self.app.data, self.around - HALF, self.around + HALF
+
+        def fetch() -> list[Series]:
+            return data.port_series_many(ports, list(RATE_COUNTERS), t0, t1)
+
+        self.run_worker(fetch, thread=True, group="all")
+
+    def on_worker_state_changed(self, event) -> None:
+        if not event.worker.is_finished or not event.worker.result:
+            return
+        if event.worker.group == "series":
+            self.series = event.worker.result
+            self._draw()
+        elif event.worker.group == "all":
+            self.all_series = event.worker.result
+            self._draw()
+
+    def on_resize(self) -> None:
+        self._draw()
+
+    def _draw(self) -> None:
+        if self.all_series:
+            self.query_one("#all", Static).update(
+                render_sparklines(self.all_series, self.size.width - 4))
+        if self.series is None:
+            return
+        what = self.ports[0] if self.kind == "link" and self.ports else self.ident
+        summed = " (sum of its ports)" if self.kind in ("device", "host") else ""
+        self.query_one("#plot", Static).update(render_plot(
+            self.series, self.size.width - 4, height=8,
+            title=f"{self.series.counter} of {what}{summed}   (c: next counter)"))
+
+    def action_next_counter(self) -> None:
+        self.counter = (self.counter + 1) % len(RATE_COUNTERS)
+        self._load_series()
+
+    def action_open_row(self) -> None:
+        table = self.focused if isinstance(self.focused, DataTable) else None
+        if table is not None and table.row_count:
+            self._open(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self._open(event.row_key.value)
+
+    def _open(self, key: str | None) -> None:
+        if not key:
+            return
+        parts = key.split("|")
+        kind, ident = parts[-2], parts[-1]
+        if kind != "none" and ident and (kind, ident) != (self.kind, self.ident):
+            self.app.open_entity(kind, ident, self.around)
+
+    def action_back(self) -> None:
+        self.app.pop_screen()

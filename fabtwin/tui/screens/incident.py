@@ -1,0 +1,167 @@
+"""One incident: summary, the counter plot (observed, expected, fault window), evidence,
+affected jobs and links; `r` jumps to the root cause, Enter opens an affected entity."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.markup import escape
+from textual.screen import Screen
+from textual.widgets import DataTable, Static
+
+from fabtwin.tui.actions import bindings
+from fabtwin.tui.bars import KeyBar, TitleBar
+from fabtwin.tui.data import KIND_COUNTER, RATE_COUNTERS, Incident, Series
+from fabtwin.tui.plot import render_plot
+
+
+def evidence_line(ev) -> str:
+    if isinstance(ev, dict):
+        return "  ".join(f"{k}={_short(v)}" for k, v in ev.items())
+    return str(ev)
+
+
+def _short(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    if isinstance(v, list):
+        return ",".join(map(str, v[:6])) + (f",+{len(v) - 6}" if len(v) > 6 else "")
+    return str(v)
+
+
+class IncidentScreen(Screen):
+    SCOPE = "incident"
+    BINDINGS = bindings("incident")
+    DEFAULT_CSS = """
+    IncidentScreen #plot { height: auto; padding: 0 1; }
+    IncidentScreen #affected { height: auto; max-height: 12; }
+    IncidentScreen #evidence { height: auto; padding: 0 1; }
+    """
+
+    def __init__(self, incident: Incident) -> None:
+        super().__init__()
+        self.incident = incident
+        first = KIND_COUNTER.get(incident.kind, "tx_bytes_per_s")
+        self.counters = [first] + [c for c in RATE_COUNTERS if c != first]
+        self.counter = 0
+        self.series: Series | None = None
+
+    def compose(self) -> ComposeResult:
+        yield TitleBar()
+        with VerticalScroll():
+            yield Static("", classes="summary", id="head")
+            yield Static("", id="plot")
+            yield Static("", id="evidence")
+            yield DataTable(cursor_type="row", id="affected")
+        yield KeyBar(self.SCOPE)
+
+    def on_mount(self) -> None:
+        inc = self.incident
+        self.title = f"Incident #{inc.rank}: {inc.kind}"
+        when = (f"{inc.start:%Y-%m-%d %H:%M:%S} .. {inc.end:%H:%M:%S}" if inc.start and inc.end
+                else f"{inc.start:%Y-%m-%d %H:%M:%S} .. still going" if inc.start else "no time")
+        self.query_one("#head", Static).update(
+            f"[b]#{inc.rank} {escape(inc.kind)}[/b]  score {inc.score:.2f}  {when}\n"
+            f"root cause: [b]{escape(inc.root_type)} {escape(inc.root_id)}[/b]  (r: open it, f: fabric then)\n"
+            f"{escape(inc.summary)}")
+        evidence = self.app.data.evidence(inc.rank)
+        lines = [escape(evidence_line(e)) for e in evidence[:20]]
+        if len(evidence) > 20:
+            lines.append(f"... and {len(evidence) - 20} more (SQL: incident_evidence)")
+        self.query_one("#evidence", Static).update(
+            "[b]evidence[/b]\n" + ("\n".join(lines) if lines else "none recorded"))
+        self._fill_affected()
+        self.query_one("#affected", DataTable).focus()
+        self._load_series()
+
+    def _fill_affected(self) -> None:
+        inc, data = self.incident, self.app.data
+        table = self.query_one("#affected", DataTable)
+        table.add_columns("affected", "id", "detail")
+        table.add_row("root cause", inc.root_id, inc.root_type, key=f"{inc.root_type}|{inc.root_id}")
+        links = [x for x in inc.impact.get("links", [])]
+        if inc.root_type == "link":
+            links.append(inc.root_id)
+        for key, values in inc.impact.items():
+            if not isinstance(values, list):
+                continue
+            for v in values:
+                kind = {"links": "link", "jobs": "job"}.get(key, "auto")
+                if kind != "job":
+                    table.add_row(key, str(v), "", key=f"{kind}|{v}")
+        jobs = {j[0]: j for j in data.jobs_of(data.hosts_of_links(links)
+                                              + [p.split(":", 1)[0] for p in inc.ports()])}
+        for job_id in inc.impact.get("jobs", []):
+            jobs.setdefault(str(job_id), (job_id, "", None, None, ""))
+        for job_id, tenant, start, _end, state in jobs.values():
+            table.add_row("job", str(job_id), f"{tenant or ''} {state or ''} "
+                          f"{start:%H:%M:%S}" if start else f"{tenant or ''}", key=f"job|{job_id}")
+        table.border_title = "affected (Enter opens)"
+
+    def _load_series(self) -> None:
+        inc = self.incident
+        ports = inc.ports()[:1] or self.app.data.entity_ports(inc.root_type, inc.root_id)
+        pad = timedelta(minutes=5)
+        t0 = inc.start - pad if inc.start else None
+        t1 = (inc.end or inc.start) + pad if inc.start else None
+        counter = self.counters[self.counter]
+
+        def fetch() -> Series:
+            return self.app.data.port_series(ports, counter, t0, t1)
+
+        self.run_worker(fetch, thread=True, exclusive=True, group="series")
+        self._plot_ports = ports
+
+    def on_worker_state_changed(self, event) -> None:
+        if event.worker.group == "series" and event.worker.is_finished and event.worker.result:
+            self.series = event.worker.result
+            self._draw()
+
+    def on_resize(self) -> None:
+        self._draw()
+
+    def _draw(self) -> None:
+        if self.series is None:
+            return
+        inc = self.incident
+        where = ", ".join(self._plot_ports[:3]) + ("..." if len(self._plot_ports) > 3 else "")
+        self.query_one("#plot", Static).update(render_plot(
+            self.series, self.size.width - 4, height=8, fault=(inc.start, inc.end),
+            title=f"{self.series.counter} of {where}   (c: next counter)"))
+
+    def action_next_counter(self) -> None:
+        self.counter = (self.counter + 1) % len(self.counters)
+        self._load_series()
+
+    def action_root_cause(self) -> None:
+        inc = self.incident
+        self.app.open_entity(inc.root_type if inc.root_type in ("port", "link", "device", "host")
+                             else "auto", inc.root_id, inc.start)
+
+    def action_fabric_at_start(self) -> None:
+        self.app.fabric_at(self.incident.start)
+
+    def action_open_affected(self) -> None:
+        table = self.query_one("#affected", DataTable)
+        if table.row_count:
+            self._open(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self._open(event.row_key.value)
+
+    def _open(self, key: str | None) -> None:
+        if not key:
+            return
+        kind, ident = key.split("|", 1)
+        if kind == "job":
+            self.app.switch_mode("sql")
+            self.app.screen.set_query(
+                f"SELECT * FROM job_hosts WHERE job_id = '{ident.replace(chr(39), '')}'")
+            return
+        self.app.open_entity(kind if kind in ("port", "link", "device", "host") else "auto",
+                             ident, self.incident.start)
+
+    def action_back(self) -> None:
+        self.app.pop_screen()

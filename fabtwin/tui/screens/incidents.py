@@ -1,0 +1,117 @@
+"""Incidents: the ranked table of the latest diagnosis, `/` to filter, `s` to sort."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.screen import Screen
+from textual.widgets import DataTable, Input, Static
+
+from fabtwin.tui.actions import bindings
+from fabtwin.tui.bars import KeyBar, TitleBar
+from fabtwin.tui.data import Incident
+
+SORTS = (("rank", lambda i: i.rank), ("score", lambda i: -i.score),
+         ("start", lambda i: (i.start is None, i.start or 0)), ("kind", lambda i: (i.kind, i.rank)))
+
+
+def duration(inc: Incident) -> str:
+    if inc.start is None or inc.end is None:
+        return "ongoing" if inc.start else "-"
+    return f"{(inc.end - inc.start).total_seconds():.0f} s"
+
+
+class IncidentsScreen(Screen):
+    SCOPE = "incidents"
+    BINDINGS = bindings("incidents")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.incidents: list[Incident] = []
+        self.sort = 0
+        self.query_text = ""
+
+    def compose(self) -> ComposeResult:
+        yield TitleBar()
+        yield Input(placeholder="filter: kind, root cause or summary text (Esc clears)",
+                    classes="filter", id="filter")
+        yield Static("", classes="summary", id="summary")
+        yield Static("", classes="empty", id="empty")
+        yield DataTable(cursor_type="row", zebra_stripes=True, id="incidents")
+        yield KeyBar(self.SCOPE)
+
+    def on_mount(self) -> None:
+        self.title = "Incidents"
+        table = self.query_one(DataTable)
+        table.add_columns("#", "kind", "root cause", "start", "duration", "score", "summary")
+        data = self.app.data
+        t0, t1 = data.time_range()
+        n = data.counts()
+        span = f"{t0:%Y-%m-%d %H:%M:%S} .. {t1:%H:%M:%S}" if t0 else "no samples"
+        self.query_one("#summary", Static).update(
+            f"{span}  {n['samples']:,} samples  {n['events']:,} events  "
+            f"{n['incidents']} incident(s)\n{data.replay_status()}")
+        self.incidents = data.incidents()
+        self.refresh_table()
+        self.query_one(DataTable).focus()
+
+    def refresh_table(self) -> None:
+        table = self.query_one(DataTable)
+        table.clear()
+        q = self.query_text.lower()
+        shown = [i for i in self.incidents
+                 if not q or q in f"{i.kind} {i.root_type} {i.root_id} {i.summary}".lower()]
+        shown.sort(key=SORTS[self.sort][1])
+        for i in shown:
+            table.add_row(str(i.rank), i.kind, f"{i.root_type} {i.root_id}",
+                          f"{i.start:%H:%M:%S}" if i.start else "-", duration(i),
+                          f"{i.score:.2f}", i.summary, key=str(i.rank))
+        empty = self.query_one("#empty", Static)
+        if not self.incidents:
+            empty.update("No incidents in this store: it is healthy, or it was not diagnosed "
+                         "yet (run `fabtwin investigate BUNDLE --db FILE`, or open the bundle "
+                         "with `fabtwin tui BUNDLE`).")
+        elif not shown:
+            empty.update(Text(f"No incident matches {self.query_text!r} (Esc clears the filter)."))
+        else:
+            empty.update("")
+        empty.display = not (self.incidents and shown)
+        table.border_title = f"sorted by {SORTS[self.sort][0]}"
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.add_class("visible")
+        box.focus()
+
+    def action_clear_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.value = ""
+        box.remove_class("visible")
+        self.query_one(DataTable).focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self.query_text = event.value
+        self.refresh_table()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.query_one(DataTable).focus()
+
+    def action_sort(self) -> None:
+        self.sort = (self.sort + 1) % len(SORTS)
+        self.refresh_table()
+        self.notify(f"sorted by {SORTS[self.sort][0]}", timeout=2)
+
+    def action_open(self) -> None:
+        table = self.query_one(DataTable)
+        if table.row_count:
+            self._open(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self._open(event.row_key.value)
+
+    def _open(self, rank: str | None) -> None:
+        from fabtwin.tui.screens.incident import IncidentScreen
+
+        inc = next((i for i in self.incidents if str(i.rank) == rank), None)
+        if inc is not None:
+            self.app.push_screen(IncidentScreen(inc))

@@ -1,0 +1,164 @@
+"""SQL console: an editor with history, Ctrl+R runs, results page lazily from DuckDB,
+Ctrl+O exports the whole result to CSV or Parquet. Read-only (fabtwin.tui.sqlrun)."""
+
+from __future__ import annotations
+
+import time
+
+import duckdb
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Input, Static, TextArea
+
+from collectors.query import QueryRefused
+from fabtwin.tui import history
+from fabtwin.tui.actions import bindings
+from fabtwin.tui.bars import KeyBar, TitleBar
+from fabtwin.tui.results import PAGE, ResultsGrid
+from fabtwin.tui.sqlrun import export, start_query
+
+EXAMPLE = ("SELECT rank, kind, root_id, start, score FROM incidents ORDER BY rank;\n"
+           "-- tables: samples events logs neighbors jobs job_hosts incidents expected_ports;\n"
+           "-- views: port_rates links ports devices link_state_intervals")
+
+
+class ExportScreen(ModalScreen[str | None]):
+    """Ask where to export (the suffix picks the format)."""
+
+    DEFAULT_CSS = """
+    ExportScreen { align: center middle; }
+    ExportScreen Input { width: 70; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Input(value="result.csv", placeholder="file.csv or file.parquet (Esc cancels)",
+                    id="path")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip() or None)
+
+    def key_escape(self) -> None:
+        self.dismiss(None)
+
+
+class SqlScreen(Screen):
+    SCOPE = "sql"
+    BINDINGS = bindings("sql")
+    DEFAULT_CSS = """
+    SqlScreen #editor { height: 8; }
+    SqlScreen #status { height: auto; padding: 0 1; }
+    SqlScreen ResultsGrid { height: 1fr; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.history: list[str] = history.load()
+        self.position = len(self.history)
+        self.last_sql = ""
+        self.running: duckdb.DuckDBPyConnection | None = None  # the cursor of a query running
+
+    def compose(self) -> ComposeResult:
+        yield TitleBar()
+        yield TextArea(EXAMPLE, id="editor", soft_wrap=True, tab_behavior="indent")
+        yield Static("Ctrl+R runs the query (read-only); Ctrl+T moves between editor and "
+                     "results; Ctrl+O exports.", classes="hint", id="status")
+        yield ResultsGrid(id="results")
+        yield KeyBar(self.SCOPE)
+
+    def on_mount(self) -> None:
+        self.title = "SQL"
+        self.query_one("#editor", TextArea).focus()
+
+    def set_query(self, sql: str) -> None:
+        """Put `sql` in the editor and run it."""
+        self.query_one("#editor", TextArea).text = sql
+        self.action_run()
+
+    def status(self, text: str | Text) -> None:
+        self.query_one("#status", Static).update(text if isinstance(text, Text) else Text(text))
+
+    def action_run(self) -> None:
+        sql = self.query_one("#editor", TextArea).text.strip()
+        if not sql:
+            self.status("nothing to run")
+            return
+        if not self.history or self.history[-1] != sql:
+            self.history.append(sql)
+            history.save(self.history)
+        self.position = len(self.history) - 1  # the editor shows this entry; Ctrl+Up: older
+        self.action_cancel()
+        self.query_one(ResultsGrid).release()
+        self.status("running...")
+        self._run(sql)
+
+    @work(thread=True, exclusive=True, group="sql")
+    def _run(self, sql: str) -> None:
+        t = time.perf_counter()
+        try:
+            cursor, reader = start_query(self.app.data.con, sql, batch_rows=PAGE,
+                                         on_cursor=lambda c: setattr(self, "running", c))
+            pages = []
+            for _ in range(2):  # the first page, and the next read ahead
+                try:
+                    pages.append(reader.read_next_batch())
+                except StopIteration:
+                    pages.append(None)
+                    break
+        except (QueryRefused, duckdb.Error) as exc:
+            if self.running is not None:
+                self.running.close()
+            self.running = None
+            text = "cancelled" if "interrupt" in str(exc).lower() else str(exc)
+            self.app.call_from_thread(self.status, Text(text, style="red"))
+            return
+        self.running = None
+        took = time.perf_counter() - t
+        pages += [None] * (2 - len(pages))
+        self.app.call_from_thread(self._show, sql, cursor, reader, pages, took)
+
+    def _show(self, sql, cursor, reader, pages, took: float) -> None:
+        grid = self.query_one(ResultsGrid)
+        grid.show(cursor, reader, *pages)
+        self.last_sql = sql
+        self.status(f"first page in {took * 1000:.0f} ms; more rows load as you scroll. "
+                    "Ctrl+O exports the whole result.")
+
+    def action_cancel(self) -> None:
+        """Interrupt the query still computing its first page (a sort of millions of rows)."""
+        if self.running is not None:
+            self.running.interrupt()
+            self.status("cancelling...")
+
+    def action_history(self, step: int) -> None:
+        if not self.history:
+            return
+        self.position = max(0, min(len(self.history), self.position + step))
+        editor = self.query_one("#editor", TextArea)
+        editor.text = self.history[self.position] if self.position < len(self.history) else ""
+
+    def action_toggle_focus(self) -> None:
+        editor = self.query_one("#editor", TextArea)
+        (self.query_one(ResultsGrid) if editor.has_focus else editor).focus()
+
+    def action_export(self) -> None:
+        if not self.last_sql:
+            self.status("run a query first, then export it")
+            return
+        self.app.push_screen(ExportScreen(), self._export_to)
+
+    def _export_to(self, path: str | None) -> None:
+        if path:
+            self.status(f"exporting to {path}...")
+            self._export(self.last_sql, path)
+
+    @work(thread=True, exclusive=True, group="export")
+    def _export(self, sql: str, path: str) -> None:
+        try:
+            rows = export(self.app.data.con, sql, path)
+        except (QueryRefused, ValueError, OSError) as exc:
+            self.app.call_from_thread(self.status,
+                                  Text(f"export failed: {exc}", style="red"))
+            return
+        self.app.call_from_thread(self.status, f"exported {rows:,} rows to {path}")
