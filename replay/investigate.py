@@ -9,6 +9,8 @@ The same incidents land in the store's `incidents` and `incident_evidence` table
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
@@ -25,14 +27,10 @@ from replay.impact import add_impact
 def diagnose(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
              t_to: datetime | None = None) -> list[Incident]:
     """Every detector's incidents overlapping [t_from, t_to], ranked by score (then start)."""
-    con.execute("CREATE OR REPLACE TEMP TABLE port_rates AS SELECT * FROM "
-                f"{_main(con)}.port_rates")  # the detectors read it many times: compute it once
-    try:
+    with rates_once(con):
         incidents: list[Incident] = []
         for detector in DETECTORS:
             incidents.extend(detector(con))
-    finally:
-        con.execute("DROP TABLE IF EXISTS temp.port_rates")
     if t_from is not None:
         incidents = [i for i in incidents if i.end is None or i.end >= t_from]
     if t_to is not None:
@@ -42,9 +40,20 @@ def diagnose(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
     return incidents
 
 
-def _main(con: duckdb.DuckDBPyConnection) -> str:
-    """The store's own schema, qualified past the temp schema that shadows a view's name."""
-    return f'"{con.execute("SELECT current_database()").fetchone()[0]}".main'
+@contextmanager
+def rates_once(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Within this block `port_rates` is computed once: a temp table of the same name shadows
+    the view (replay and every detector read it; the view recomputes the rates each time)."""
+    if con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary "
+                   "AND table_name = 'port_rates'").fetchone()[0]:
+        yield  # an enclosing block made it
+        return
+    main = f'"{con.execute("SELECT current_database()").fetchone()[0]}".main'
+    con.execute(f"CREATE TEMP TABLE port_rates AS SELECT * FROM {main}.port_rates")
+    try:
+        yield
+    finally:
+        con.execute("DROP TABLE IF EXISTS temp.port_rates")
 
 
 def store_incidents(con: duckdb.DuckDBPyConnection, incidents: list[Incident]) -> None:
@@ -67,8 +76,9 @@ def replay_and_diagnose(con: duckdb.DuckDBPyConnection, t_from: datetime | None 
                         routing: str = "ar", **parallel) -> tuple[ReplaySummary, list[Incident]]:
     """Replay the store through the twin, diagnose, and store the incidents (`parallel`:
     executor, workers, address, chunk_windows of `replay.expected.replay`)."""
-    summary = replay(con, t_from, t_to, window_s, routing, **parallel)
-    incidents = diagnose(con, t_from, t_to)
+    with rates_once(con):
+        summary = replay(con, t_from, t_to, window_s, routing, **parallel)
+        incidents = diagnose(con, t_from, t_to)
     store_incidents(con, incidents)
     return summary, incidents
 
