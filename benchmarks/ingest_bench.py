@@ -1,13 +1,15 @@
 """Ingest throughput and peak memory against DuckDB's own readers of the same files.
 
-    python benchmarks/ingest_bench.py [--samples 5000000] [--dir bench_out]
+    python benchmarks/ingest_bench.py [--samples 5000000] [--dir bench_out] [--small-files 2000]
 
 Generates N counter samples twice: as gnmic `event` JSON lines (one event per port and time,
 8 counter values each, values as JSON strings the way Cumulus streams them) and as Prometheus
 text with ms timestamps (one sample per line). Each measurement runs in a fresh process:
 `fabtwin ingest` end to end into a new store, and DuckDB's `read_json` / `read_csv` of the same
-file into a table. Prints samples/s, peak RSS and the ratio of the two times. Run by hand, never
-from the tests.
+file into a table. Prints samples/s, peak RSS and the ratio of the two times. `--small-files N`
+also times a bundle of N small gnmic event files (one per switch port, 64 samples each, the shape
+of a long capture cut per device and hour) and prints the cost per file. Run by hand, never from
+the tests.
 """
 
 from __future__ import annotations
@@ -78,6 +80,41 @@ def write_prom(path: Path, samples: int) -> int:
     return n
 
 
+def write_small_files(root: Path, count: int) -> int:
+    """`count` small gnmic event files of 8 events (64 samples) each; returns the sample count."""
+    root.mkdir(parents=True, exist_ok=True)
+    n = 0
+    for k in range(count):
+        leaf, port = LEAVES[k // len(PORTS) % len(LEAVES)], PORTS[k % len(PORTS)]
+        with open(root / f"{leaf}__{port}.{k // (len(LEAVES) * len(PORTS))}.jsonl", "w") as fh:
+            for step in range(8):
+                values = {f"/interfaces/interface/state/counters/{c}": str(k * 1000 + step * 8 + i)
+                          for i, c in enumerate(COUNTERS)}
+                fh.write(json.dumps({"name": "fabric", "timestamp": T0 + step * 10 * NS, "tags": {
+                    "interface_name": port, "source": f"{leaf}:9339"}, "values": values},
+                    separators=(",", ":")) + "\n")
+                n += len(values)
+    return n
+
+
+def measure_small(root: Path, db: Path, files: int, samples: int) -> None:
+    """Print the end-to-end ingest time of a bundle of many small files, per file."""
+    for p in (db, Path(str(db) + ".wal")):
+        if p.exists():
+            os.remove(p)
+    wall, rss, out = run_child(f"""
+from collectors.ingest import ingest_bundle
+from collectors.store import Store
+with Store.open({str(db)!r}) as s:
+    r = ingest_bundle(s, {str(root)!r})
+    print(r.totals["samples"], r.totals["files"])
+""")
+    loaded, nfiles = (int(x) for x in out.split())
+    assert (loaded, nfiles) == (samples, files), (loaded, nfiles)
+    print(f"{files:,} small files ({samples:,} samples): {wall:.2f} s, "
+          f"{1000 * wall / files:.1f} ms per file, peak {rss:.0f} MB")
+
+
 def run_child(code: str) -> tuple[float, float, str]:
     """Run python code in a fresh process: (wall seconds, its own peak RSS in MB, stdout)."""
     code += "\nimport resource\nprint(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
@@ -115,8 +152,20 @@ def main() -> None:
     ap.add_argument("--samples", type=int, default=5_000_000)
     ap.add_argument("--dir", type=Path, default=Path("bench_out"))
     ap.add_argument("--gzip", action="store_true", help="also time gzip-compressed inputs")
+    ap.add_argument("--small-files", type=int, default=0, metavar="N",
+                    help="also time a bundle of N small files")
+    ap.add_argument("--skip-big", action="store_true", help="only the small-files case")
     args = ap.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)
+    if args.small_files:
+        small = args.dir / f"small_{args.small_files}"
+        if not small.is_dir():
+            n_small = write_small_files(small, args.small_files)
+        else:
+            n_small = 8 * len(COUNTERS) * args.small_files
+        measure_small(small, args.dir / "bench_small.duckdb", args.small_files, n_small)
+    if args.skip_big:
+        return
     cases = []
     ev = args.dir / "gnmic_event.jsonl"
     pr = args.dir / "metrics.prom"

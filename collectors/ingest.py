@@ -123,24 +123,26 @@ def ingest_bundle(
     plan.sort(key=lambda t: (t[0], t[1]))
     total = sum(src.path.stat().st_size for _, _, src, _ in plan) or 1
     done = 0
+    known = store.known_files()
     for _, rel, src, parser in plan:
         if progress:
             progress(rel, done, total)
         sha = sha256_of(src.path)
-        status = store.known_file(rel, sha)
+        status = known.get((rel, sha))
         if parser is None:
             reason = "format not recognized by any parser"
-            store.record_skipped(src, sha, reason, str(root))
+            store.record_skipped(src, sha, reason, str(root), known=status or "")
             summary.files.append(FileResult(rel, "skipped", reason=reason))
         elif status == "loaded":
             summary.files.append(FileResult(rel, "unchanged", parser.name,
                                             reason="this file with the same content is already in the store"))
         else:
             try:
-                summary.files.append(store.ingest_file(parser, src, sha, str(root)))
+                summary.files.append(store.ingest_file(parser, src, sha, str(root), group=True))
             except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
                 summary.files.append(FileResult(rel, "failed", parser.name, reason=f"{rel}: {exc}"))
         done += src.path.stat().st_size
+    store.commit()
     if progress:
         progress("", total, total)
     summary.totals = store_totals(store)

@@ -2,7 +2,8 @@
 
 `Store.open(path)` creates the tables of `sql/schema.sql` if needed, refreshes `counter_map`
 from the CSV data files and (re)creates the views of `sql/views.sql`. `ingest_file` loads one
-file in one transaction: a crash leaves either the whole file or nothing.
+file in one transaction: a crash leaves either the whole file or nothing. Small files may share
+one transaction (`group=True`, then `commit()`), which saves a commit per file.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import os
 import queue
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -63,6 +65,11 @@ class FileResult:
 DATA_TABLES = ("samples", "text_samples", "events", "logs", "neighbors", "addresses", "ifmap",
                "jobs", "job_hosts", "rejects")
 COMMIT_ROWS = 1_000_000
+# a file smaller than this may share its transaction with the files before it, up to GROUP_FILES
+GROUP_BYTES = 4 << 20
+GROUP_FILES = 1000
+PENDING_ROWS = 200_000  # the small files' rows are inserted together, this many at most
+_LOOKUP_TABLES = ("addresses", "ifmap")  # read back by the next file: never deferred
 
 
 class Store:
@@ -72,6 +79,13 @@ class Store:
         self.con = con
         self.path = path
         self.interrupted: list[str] = []  # half-loaded files removed when this store opened
+        # the open transaction's files, as the calls that would load them again alone
+        self._group: list[Callable[[], object]] = []
+        self._group_rows = 0
+        self._pending: dict[tuple[str, str], list[pl.DataFrame]] = {}
+        self._pending_rows = 0
+        self._in_txn = False
+        self._maps: tuple[dict, dict] | None = None  # address and ifmap maps, until they change
 
     @classmethod
     def open(cls, path: str | Path, memory_limit: str | None = None) -> Store:
@@ -96,6 +110,7 @@ class Store:
         return store
 
     def close(self) -> None:
+        self.commit()
         self.con.close()
 
     def __enter__(self) -> Store:
@@ -122,6 +137,12 @@ class Store:
         self.con.execute("COMMIT")
 
     # -- lookups parsers need ----------------------------------------------------------------
+    def _lookup_maps(self) -> tuple[dict[str, str], dict[tuple[str, str, int], str]]:
+        """Copies of `address_map()` and `ifmap_map()`, read again only after they changed."""
+        if self._maps is None:
+            self._maps = (self.address_map(), self.ifmap_map())
+        return dict(self._maps[0]), dict(self._maps[1])
+
     def address_map(self) -> dict[str, str]:
         return dict(self.con.execute("SELECT address, any_value(device) FROM addresses GROUP BY 1").fetchall())
 
@@ -140,56 +161,90 @@ class Store:
             "SELECT status FROM files WHERE sha256 = ? AND path = ? LIMIT 1", [sha, rel]).fetchone()
         return row[0] if row else None
 
+    def known_files(self) -> dict[tuple[str, str], str]:
+        """`known_file` for every file in the store at once: (path, sha256) -> status."""
+        return {(p, h): st for p, h, st in self.con.execute(
+            "SELECT path, sha256, any_value(status) FROM files GROUP BY ALL").fetchall()}
+
     # -- ingest -------------------------------------------------------------------------------
     def _insert(self, table: str, file_id: int, family: str, rel: str,
-                buf: dict[str, list] | pl.DataFrame) -> None:
+                buf: dict[str, list] | pl.DataFrame, defer: bool = False) -> None:
+        """Insert one batch of a file's rows; `defer` keeps it for one INSERT with the batches
+        of the next small files (`_flush_pending`, before any commit)."""
         if table == "rejects":
-            self.con.executemany("INSERT INTO rejects VALUES (?, ?, ?, ?, ?)",
-                                 [(file_id, rel, ln, reason, raw) for ln, reason, raw in
-                                  zip(buf["line"], buf["reason"], buf["raw"], strict=True)])
-            return
-        if isinstance(buf, pl.DataFrame):
+            frame = pl.DataFrame({"path": [rel] * len(buf["line"]), "line": buf["line"],
+                                  "reason": buf["reason"], "raw": buf["raw"]},
+                                 schema={"path": pl.String, "line": pl.Int64, "reason": pl.String,
+                                         "raw": pl.String})
+        elif isinstance(buf, pl.DataFrame):
             frame = buf.cast(_overrides(table), strict=False)  # type: ignore[arg-type]
         else:
             frame = pl.DataFrame(buf, schema_overrides=_overrides(table), strict=False)
+        frame = frame.with_columns(pl.lit(file_id, pl.Int32).alias("file_id"))
+        if defer and table not in _LOOKUP_TABLES:
+            self._pending.setdefault((table, family), []).append(frame)
+            self._pending_rows += frame.height
+            if self._pending_rows >= PENDING_ROWS:
+                self._flush_pending()
+        else:
+            self._insert_frame(table, family, frame)
+
+    def _flush_pending(self) -> None:
+        """Insert the deferred batches, one statement per table."""
+        pending, self._pending, self._pending_rows = self._pending, {}, 0
+        for (table, family), frames in pending.items():
+            self._insert_frame(table, family, pl.concat(frames, how="vertical_relaxed"))
+
+    def _insert_frame(self, table: str, family: str, frame: pl.DataFrame) -> None:
         self.con.register("_batch", frame)
         try:
-            self._insert_batch(table, file_id, family, frame.columns)
+            self._insert_batch(table, family, [c for c in frame.columns if c != "file_id"])
         finally:
             self.con.unregister("_batch")
 
-    def _insert_batch(self, table: str, file_id: int, family: str, cols: list[str]) -> None:
+    def _insert_batch(self, table: str, family: str, cols: list[str]) -> None:
         if table == "samples":
             self.con.execute(
                 "INSERT INTO samples (ts, device, ifname, counter, metric, qualifier, value, file_id, line) "
                 "SELECT make_timestamp(d.ts // 1000), d.device, d.ifname, m.canonical, d.metric, "
-                "d.qualifier, d.value * coalesce(m.scale, 1), ?, d.line FROM _batch d "
+                "d.qualifier, d.value * coalesce(m.scale, 1), d.file_id, d.line FROM _batch d "
                 "LEFT JOIN counter_map m ON m.family = ? AND d.metric = m.vendor_name",
-                [file_id, family])
+                [family])
             return
         quoted = ", ".join(f'"{c}"' for c in cols)
         select = ", ".join(f'make_timestamp("{c}" // 1000)' if c in _TS_COLUMNS else f'"{c}"' for c in cols)
-        self.con.execute(f"INSERT INTO {table} ({quoted}, file_id) SELECT {select}, ? FROM _batch", [file_id])
+        self.con.execute(f"INSERT INTO {table} ({quoted}, file_id) SELECT {select}, file_id FROM _batch")
 
-    def ingest_file(self, parser: Parser, src: SourceFile, sha: str, bundle: str = "") -> FileResult:
+    def ingest_file(self, parser: Parser, src: SourceFile, sha: str, bundle: str = "",
+                    group: bool = False) -> FileResult:
         """Parse and load one file; returns its accounting.
 
-        All or nothing per file: the file is listed as `loading` first, its rows are committed
-        in chunks of `COMMIT_ROWS` (so memory stays bounded whatever the file's size: DuckDB
-        holds uncommitted rows in memory), and it becomes `loaded` in a last transaction. If
-        parsing fails the rows are removed at once; if the process dies, the next write-open
-        removes them (`_remove_interrupted`) and read-only opens refuse the store until then.
+        All or nothing per file: the file is listed as `loading` and becomes `loaded` in the
+        same transaction as its rows. A big file's rows are committed in chunks of `COMMIT_ROWS`
+        (so memory stays bounded whatever the file's size: DuckDB holds uncommitted rows in
+        memory), the `loading` mark with the first chunk. If parsing fails the rows are removed
+        at once; if the process dies, the next write-open removes them (`_remove_interrupted`)
+        and read-only opens refuse the store until then.
+
+        `group=True` leaves the transaction open for the next small files (call `commit()`
+        after the last): a crash then loses the whole group, never part of a file. Should a file
+        of the group fail, the transaction is rolled back and the files before it are loaded
+        again, each in its own transaction.
         """
-        file_id = self.con.execute("SELECT nextval('file_id_seq')").fetchone()[0]
-        self.con.execute(
+        size = src.path.stat().st_size
+        if not self._in_txn:
+            self.con.execute("BEGIN")
+            self._in_txn = True
+        file_id = self.con.execute(
             "INSERT INTO files (file_id, path, bundle, sha256, size_bytes, parser, family, status) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, 'loading')",
-            [file_id, src.rel, bundle, sha, src.path.stat().st_size, parser.name, parser.family])
-        self.con.execute("BEGIN")
-        loader = _Loader(lambda table, buf: self._insert(table, file_id, parser.family, src.rel, buf),
-                         commit=self._commit_chunk)
+            "VALUES (nextval('file_id_seq'), ?, ?, ?, ?, ?, ?, 'loading') RETURNING file_id",
+            [src.rel, bundle, sha, size, parser.name, parser.family]).fetchone()[0]
+        defer = group and size < GROUP_BYTES
+        loader = _Loader(lambda table, buf: self._insert(table, file_id, parser.family, src.rel,
+                                                         buf, defer), commit=self._commit_chunk)
         try:
-            sink = Sink(flush=loader.put, addresses=self.address_map(), ifmaps=self.ifmap_map())
+            addresses, ifmaps = self._lookup_maps()
+            sink = Sink(flush=loader.put, addresses=addresses, ifmaps=ifmaps)
             try:
                 parser.parse(src, sink)
                 if src.read_error:
@@ -201,11 +256,24 @@ class Store:
                 "UPDATE files SET status = 'loaded', records_read = ?, loaded = ?, rejected = ?, "
                 "rows_written = ?, ingested_at = current_timestamp WHERE file_id = ?",
                 [sink.loaded + sink.rejected, sink.loaded, sink.rejected, sum(sink.rows.values()), file_id])
-            self.con.execute("COMMIT")
-        except BaseException:
+        except BaseException as exc:
             self.con.execute("ROLLBACK")
+            self._pending, self._pending_rows = {}, 0
+            self._in_txn = False
+            self._maps = None
             self._remove_files([file_id])
+            lost, self._group, self._group_rows = self._group, [], 0
+            if isinstance(exc, Exception):
+                for again in lost:
+                    again()
             raise
+        if sink.rows["addresses"] or sink.rows["ifmap"]:
+            self._maps = None
+        self._group.append(lambda: self.ingest_file(parser, src, sha, bundle))
+        self._group_rows += sum(sink.rows.values())
+        if (not group or size >= GROUP_BYTES or len(self._group) >= GROUP_FILES
+                or self._group_rows >= COMMIT_ROWS):
+            self.commit()
         first = None
         if sink.first_reject:
             line, reason, _ = sink.first_reject
@@ -213,9 +281,19 @@ class Store:
         return FileResult(src.rel, "loaded", parser.name, sink.loaded + sink.rejected, sink.loaded,
                           sink.rejected, dict(sink.rows), first_reject=first)
 
+    def commit(self) -> None:
+        """Commit the open group of files, if any."""
+        if self._in_txn:
+            self._flush_pending()
+            self.con.execute("COMMIT")
+            self._in_txn = False
+        self._group, self._group_rows = [], 0
+
     def _commit_chunk(self) -> None:
+        self._flush_pending()  # a file listed as loaded never commits without its rows
         self.con.execute("COMMIT")
         self.con.execute("BEGIN")
+        self._group, self._group_rows = [], 0  # durable now: a failure must not load them twice
 
     def _remove_files(self, file_ids: list[int]) -> None:
         """Delete every row of these files, and the files, in one transaction."""
@@ -234,14 +312,18 @@ class Store:
         self._remove_files([r[0] for r in rows])
         return [r[1] for r in rows]
 
-    def record_skipped(self, src: SourceFile, sha: str, reason: str, bundle: str = "") -> None:
-        """List a file no parser recognized (once per content)."""
-        if self.known_file(src.rel, sha):
+    def record_skipped(self, src: SourceFile, sha: str, reason: str, bundle: str = "",
+                       known: str | None = None) -> None:
+        """List a file no parser recognized (once per content); `known` is its `known_file`
+        status when the caller has it. Joins the open group of files, if any."""
+        if known or (known is None and self.known_file(src.rel, sha)):
             return
         self.con.execute(
             "INSERT INTO files (file_id, path, bundle, sha256, size_bytes, status, reason) "
             "VALUES (nextval('file_id_seq'), ?, ?, ?, ?, 'skipped', ?)",
             [src.rel, bundle, sha, src.path.stat().st_size, reason])
+        if self._in_txn:
+            self._group.append(lambda: self.record_skipped(src, sha, reason, bundle))
 
 
 class _Loader:
