@@ -404,7 +404,9 @@ def open_readonly(path: str | Path) -> duckdb.DuckDBPyConnection:
 
         return open_lake(path)
     con = duckdb.connect(str(path), read_only=True)
-    # fences first, then the lock, so no query can lift them
+    # fences first, then the lock, so no query can lift them; a memory limit makes a big query
+    # spill to disk rather than take the machine (FABTWIN_DUCKDB_MEMORY, default 2GB for reads)
+    con.execute("SET memory_limit = ?", [os.environ.get("FABTWIN_DUCKDB_MEMORY", "2GB")])
     con.execute("SET enable_progress_bar = false")
     con.execute("SET enable_external_access = false")
     con.execute("SET lock_configuration = true")

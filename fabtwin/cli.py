@@ -374,10 +374,12 @@ def generate(scenario: Path, out: Path, seed: int) -> None:
 # -- commands in modules of their own ------------------------------------------------------
 
 from fabtwin.lake_cli import export  # noqa: E402
+from fabtwin.report import report  # noqa: E402
 from fabtwin.sweep_cli import sweep  # noqa: E402
 from fabtwin.tui.command import tui  # noqa: E402
 
 main.add_command(export)
+main.add_command(report)
 main.add_command(sweep)
 main.add_command(tui)
 

@@ -4,19 +4,23 @@
 -- the top half of the 32-bit range and the series never exceeded 2^32 (or in the top half of the
 -- 64-bit range); any other decrease is a reset (reboot, clear counters): delta and rate are NULL
 -- and `reset` is true, so a reset never shows as a huge or negative rate.
+-- A series (device, ifname, metric, qualifier) is partitioned by its 64-bit hash: sorting on one
+-- integer instead of four strings halves the cost (two series of 100,000 would share a hash
+-- with a probability of 3e-10).
 CREATE OR REPLACE VIEW counter_rates AS
 WITH s AS (
-    SELECT s.device, s.ifname, s.counter, s.qualifier, s.metric, s.ts, s.value, s.file_id, s.line
+    SELECT s.device, s.ifname, s.counter, s.qualifier, s.metric, s.ts, s.value, s.file_id, s.line,
+        hash(s.device, s.ifname, s.metric, s.qualifier) AS series
     FROM samples s JOIN counters k ON s.counter = k.counter
     WHERE k.kind = 'counter' AND s.value IS NOT NULL AND isfinite(s.value)
 ), d AS (
     SELECT *,
         lag(value) OVER w AS prev,
         lag(ts) OVER w AS prev_ts,
-        max(value) OVER (PARTITION BY device, ifname, metric, qualifier) AS series_max
+        max(value) OVER (PARTITION BY series) AS series_max
     FROM s
     -- file and line break ties of ts (overlapping bundles), so every store agrees
-    WINDOW w AS (PARTITION BY device, ifname, metric, qualifier ORDER BY ts, file_id, line)
+    WINDOW w AS (PARTITION BY series ORDER BY ts, file_id, line)
 ), r AS (
     SELECT *,
         CASE

@@ -1,0 +1,410 @@
+"""What the report shows, read from a store opened read-only: summary, incidents, the fabric's
+layout, per-window link utilization and per-port timelines.
+
+Heavy lifting stays in DuckDB: `port_rates` is bucketed once into a temporary table of per-port
+windows (switch ports only), and every heatmap and the busiest window are read from it. Timelines
+read the raw rates of a handful of devices around one incident.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+import duckdb
+import polars as pl
+
+from replay.detectors import ERRORS_PER_S
+from replay.investigate import diagnose
+from twin.discover import SWITCH_NAME, from_cabling
+from twin.topology import TopologyError
+
+
+def one(con: duckdb.DuckDBPyConnection, sql: str, params: list | dict | None = None) -> tuple:
+    """The one row of an aggregate query (fetched to the end, which DuckDB wants before a
+    `register`)."""
+    return con.execute(sql, params or []).fetchall()[0]
+
+
+def frame(con: duckdb.DuckDBPyConnection, sql: str, params: dict | None = None) -> pl.DataFrame:
+    return con.sql(sql, params=params or {}).pl()
+
+
+@dataclass
+class Summary:
+    """The store in a few numbers."""
+
+    start: datetime | None
+    end: datetime | None
+    samples: int
+    events: int
+    switches: int
+    hosts: int
+    links: int
+    jobs: int
+    files_loaded: int
+    files_skipped: int
+    rejects: int
+    bundles: list[str]
+    replay: dict | None  # the replay_runs row, when a replay ran
+
+    @property
+    def empty(self) -> bool:
+        return self.samples == 0
+
+
+@dataclass
+class IncidentRow:
+    rank: int
+    kind: str
+    root_type: str
+    root_id: str
+    start: datetime | None
+    end: datetime | None
+    score: float
+    summary: str
+    evidence: list[dict] = field(default_factory=list)
+    impact: dict = field(default_factory=dict)
+
+
+def summary(con: duckdb.DuckDBPyConnection) -> Summary:
+    """Time range, devices, links, jobs and files of the store."""
+    start, end, samples = one(con, "SELECT min(ts), max(ts), count(*) FROM samples")
+    names = pl.Series([r[0] for r in con.execute("SELECT device FROM devices").fetchall()],
+                      dtype=pl.String)
+    switches = int(names.str.contains(f"(?i){SWITCH_NAME.pattern}").sum())
+    files = dict(con.execute("SELECT status, count(*) FROM files GROUP BY 1").fetchall())
+    bundles = [r[0] for r in con.execute(
+        "SELECT DISTINCT bundle FROM files WHERE bundle IS NOT NULL AND bundle <> '' ORDER BY 1").fetchall()]
+    cur = con.execute("SELECT * FROM replay_runs ORDER BY created DESC LIMIT 1")
+    rows = cur.fetchall()
+    replay = dict(zip([d[0] for d in cur.description], rows[0], strict=True)) if rows else None
+    return Summary(
+        start=start, end=end, samples=samples,
+        events=one(con, "SELECT count(*) FROM events")[0],
+        switches=switches, hosts=names.len() - switches,
+        links=one(con, "SELECT count(*) FROM links")[0],
+        jobs=one(con, "SELECT count(DISTINCT job_id) FROM jobs")[0],
+        files_loaded=files.get("loaded", 0), files_skipped=files.get("skipped", 0),
+        rejects=one(con, "SELECT count(*) FROM rejects")[0],
+        bundles=bundles, replay=replay)
+
+
+def incidents(con: duckdb.DuckDBPyConnection, s: Summary,
+              diagnose_now: bool = False) -> tuple[list[IncidentRow], str]:
+    """The stored incidents, ranked; where no diagnosis was stored and `diagnose_now`, the
+    telemetry detectors' findings, computed now (read-only; minutes and gigabytes on a large
+    store, which is why it is asked for, not done by default).
+
+    The second value says where they came from: "stored" (the `incidents` table), "computed",
+    "undiagnosed" (nothing stored, nothing computed) or "empty" (a store without telemetry).
+    """
+    if s.empty:
+        return [], "empty"
+    rows = con.execute("""
+        SELECT i.rank, kind, root_type, root_id, start, "end", score, summary, impact,
+               list(e.evidence ORDER BY e.seq) FILTER (WHERE e.evidence IS NOT NULL)
+        FROM incidents i LEFT JOIN incident_evidence e USING (rank)
+        GROUP BY ALL ORDER BY i.rank""").fetchall()
+    if rows or s.replay is not None:
+        return [IncidentRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6] or 0.0, r[7] or "",
+                            [json.loads(e) for e in r[9] or []], json.loads(r[8]) if r[8] else {})
+                for r in rows], "stored"
+    if not diagnose_now:
+        return [], "undiagnosed"
+    found = diagnose(con)  # detectors only read (and a temporary table): read-only is enough
+    return [IncidentRow(rank, i.kind, i.root_type, i.root_id, i.start, i.end, i.score, i.summary,
+                        i.evidence, i.impact) for rank, i in enumerate(found, 1)], "computed"
+
+
+# -- the fabric -------------------------------------------------------------------------------
+
+@dataclass
+class Layout:
+    """Every cable of the fabric with its plane and tier; `port_lo`/`dev_lo` is the lower end."""
+
+    cables: pl.DataFrame  # link_id, port_lo, port_hi, dev_lo, dev_hi, plane, tier, capacity_Bps
+    order: dict[str, int]  # device -> position in the twin's natural order
+    tiers: int
+
+    def plane_of_port(self, port: str) -> str | None:
+        hit = self.cables.filter((pl.col("port_lo") == port) | (pl.col("port_hi") == port))
+        return hit["plane"][0] if hit.height else None
+
+    def plane_of_device(self, device: str) -> str | None:
+        hit = self.cables.filter((pl.col("dev_lo") == device) | (pl.col("dev_hi") == device))
+        return None if not hit.height else hit.sort("tier", descending=True)["plane"][0]
+
+
+def layout(con: duckdb.DuckDBPyConnection) -> Layout | str:
+    """The fabric the cabling describes (twin.discover), or why there is none."""
+    rows = con.execute("SELECT device, ifname, peer_device, peer_ifname FROM neighbors").fetchall()
+    speeds = dict(con.execute("""SELECT device || ':' || ifname, max(value) / 1e9 FROM port_gauges
+                                 WHERE counter = 'port_speed_bps' AND value > 0 GROUP BY 1""").fetchall())
+    try:
+        f = from_cabling(rows, speeds_gbps=speeds)
+    except TopologyError as exc:
+        return str(exc)
+    names = f.node_name
+    cables = pl.DataFrame({
+        "port_lo": f.cable_port_a, "port_hi": f.cable_port_b,
+        "dev_lo": [names[i] for i in f.cable_a], "dev_hi": [names[i] for i in f.cable_b],
+        "plane": [f"plane-{p}" for p in f.cable_plane], "tier": f.cable_tier.astype("int32"),
+        "capacity_Bps": f.cable_gbps * 1e9 / 8,
+    }).with_columns(link_id=pl.min_horizontal("port_lo", "port_hi") + "--"
+                    + pl.max_horizontal("port_lo", "port_hi"))
+    return Layout(cables, {n: i for i, n in enumerate(names)}, f.spec.tiers)
+
+
+# -- utilization per window --------------------------------------------------------------------
+
+NICE_WINDOWS_S = (1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600, 900, 1800, 3600)
+
+
+def window_seconds(start: datetime, end: datetime, sample_s: float, max_windows: int = 360) -> int:
+    """A window a little longer than the sample interval (so that every port has a sample in
+    every window whatever the jitter), with at most `max_windows` of them."""
+    span = max((end - start).total_seconds(), 1.0)
+    need = max(1.2 * sample_s, span / max_windows)
+    return next((w for w in NICE_WINDOWS_S if w >= need), NICE_WINDOWS_S[-1])
+
+
+def sample_interval(con: duckdb.DuckDBPyConnection) -> float:
+    """The typical seconds between two samples of a counter (one switch port's tx_bytes)."""
+    row = one(con, """
+        WITH one AS (SELECT device, ifname, metric, qualifier FROM samples
+                     WHERE counter = 'tx_bytes' LIMIT 1)
+        SELECT median(d) FROM (
+            SELECT epoch_us(ts - lag(ts) OVER (ORDER BY ts)) / 1e6 AS d
+            FROM samples s JOIN one USING (device, ifname, metric, qualifier))""")
+    return float(row[0]) if row[0] else 10.0
+
+
+def cache_down_intervals(con: duckdb.DuckDBPyConnection) -> None:
+    """Every down interval, in temporary table `report_down`: the view behind it reads every
+    oper-status sample, so it is read once."""
+    con.execute("""CREATE OR REPLACE TEMP TABLE report_down AS
+        SELECT port_id, start, "end" FROM link_state_intervals WHERE state = 'down'""")
+
+
+# the port_rates columns the report draws, and the canonical counters each sums (views.sql)
+RATE_COLUMNS = {
+    "tx_bytes_per_s": ("tx_bytes",), "rx_bytes_per_s": ("rx_bytes",),
+    "ecn_marked_per_s": ("ecn_marked",), "tx_pause_per_s": ("tx_pause",), "rx_pause_per_s": ("rx_pause",),
+    "errors_per_s": ("rx_errors", "tx_errors", "rx_fcs_errors", "symbol_errors"),
+    "discards_per_s": ("rx_discards", "tx_discards", "no_buffer_drops", "wred_drops"),
+}
+
+
+def rates_sql(columns: list[str], group: str) -> str:
+    """SQL for per-port rates of `columns` (keys of RATE_COLUMNS), one row per port and `group`
+    (an expression of ts: `ts` itself, or a time bucket), for the ports of the devices in $d
+    between $t0 and $t1.
+
+    The same rates as the `port_rates` view (wraps of 32- and 64-bit counters kept, resets
+    dropped, one source per port and counter: the metric with the most samples), but read from
+    `samples` for these few counters and devices only: the view evaluates every counter of every
+    port, minutes on a 1-hour 256-switch store. Over a bucket, a rate is the bucket's counted
+    delta over its covered seconds (per queue or priority, then summed).
+    """
+    counters = sorted({c for col in columns for c in RATE_COLUMNS[col]})
+    listed = ", ".join(f"'{c}'" for c in counters)
+    pivot = ",\n".join(
+        f"sum(rate) FILTER (WHERE counter IN ({', '.join(repr(c) for c in RATE_COLUMNS[col])})) AS {col}"
+        for col in columns)
+    return f"""
+        WITH s AS (
+            SELECT device, ifname, counter, metric, qualifier, ts, value, file_id, line,
+                   hash(device, ifname, metric, qualifier) AS series FROM samples
+            WHERE counter IN ({listed}) AND list_contains($d::VARCHAR[], device)
+              AND ts BETWEEN $t0 - INTERVAL 5 MINUTE AND $t1 AND value IS NOT NULL AND isfinite(value)
+        ), preferred AS (
+            SELECT device, ifname, counter, qualifier, metric FROM (
+                SELECT device, ifname, counter, qualifier, metric, count(*) AS n FROM s GROUP BY ALL)
+            QUALIFY row_number() OVER (PARTITION BY device, ifname, counter, qualifier
+                                       ORDER BY n DESC, metric) = 1
+        ), d AS (
+            SELECT s.*, lag(value) OVER w AS prev, lag(ts) OVER w AS prev_ts,
+                   max(value) OVER (PARTITION BY series) AS series_max
+            FROM s JOIN preferred USING (device, ifname, counter, qualifier, metric)
+            WINDOW w AS (PARTITION BY series ORDER BY ts, file_id, line)  -- as views.sql
+        ), r AS (
+            SELECT device, ifname, counter, qualifier, ts,
+                   epoch_us(ts - prev_ts) / 1e6 AS dt,
+                   CASE WHEN value >= prev THEN value - prev
+                        WHEN prev >= 2147483648 AND series_max < 4294967296 THEN value + 4294967296 - prev
+                        WHEN prev >= 9223372036854775808 THEN value + 18446744073709551616 - prev
+                   END AS delta
+            FROM d WHERE prev IS NOT NULL AND ts > prev_ts AND ts >= $t0
+        ), q AS (
+            SELECT device, ifname, counter, qualifier, {group} AS ts,
+                   sum(delta) / sum(dt) FILTER (WHERE delta IS NOT NULL) AS rate
+            FROM r GROUP BY ALL
+        )
+        SELECT device, device || ':' || ifname AS port, ts,
+               {pivot}
+        FROM q GROUP BY device, ifname, ts"""
+
+
+DEVICES_PER_PASS = 32
+
+
+class Windows:
+    """Per-port averages over fixed windows (aligned to whole multiples of the width: 03:00:00,
+    03:00:15, ...), for the ports of the fabric's switch-to-switch cables, kept in a temporary
+    table of the read-only connection."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, lay: Layout, start: datetime, width_s: int):
+        epoch = datetime(2000, 1, 1)
+        origin = epoch + timedelta(seconds=(start - epoch).total_seconds() // width_s * width_s)
+        self.con, self.lay, self.origin, self.width_s = con, lay, origin, width_s
+        self.end = one(con, "SELECT max(ts) FROM samples")[0]
+        fabric = lay.cables.filter(pl.col("tier") >= 1)
+        con.register("report_cables_df", fabric)
+        con.execute("CREATE OR REPLACE TEMP TABLE report_cables AS SELECT * FROM report_cables_df")
+        con.unregister("report_cables_df")
+        switches = sorted(set(fabric["dev_lo"]) | set(fabric["dev_hi"]))
+        sql = rates_sql(["tx_bytes_per_s", "rx_bytes_per_s", "errors_per_s"],
+                        f"time_bucket(INTERVAL {width_s} SECOND, ts, $origin::TIMESTAMP)")
+        con.execute("""CREATE OR REPLACE TEMP TABLE report_port_windows (
+            port VARCHAR, w TIMESTAMP, tx DOUBLE, rx DOUBLE, errors DOUBLE)""")
+        # a few switches at a time: the read-only connection's memory limit cannot be set, and
+        # the rates' window function holds its whole input
+        for i in range(0, len(switches), DEVICES_PER_PASS):
+            con.execute(f"""INSERT INTO report_port_windows
+                SELECT port, ts, tx_bytes_per_s, rx_bytes_per_s, errors_per_s FROM ({sql})""",
+                        {"d": switches[i:i + DEVICES_PER_PASS], "t0": start, "t1": self.end,
+                         "origin": origin})
+
+    def busiest(self) -> datetime | None:
+        """The window whose fabric links carry the most load on average."""
+        row = self.con.execute("""
+            WITH u AS (
+                SELECT p.w, p.tx / c.capacity_Bps AS util
+                FROM report_port_windows p JOIN report_cables c ON p.port = c.port_lo
+                UNION ALL
+                SELECT p.w, p.tx / c.capacity_Bps
+                FROM report_port_windows p JOIN report_cables c ON p.port = c.port_hi
+            ), per_w AS (SELECT w, avg(util) AS util, count(util) AS n FROM u GROUP BY w)
+            -- windows at the edges, where few ports report yet, do not count
+            SELECT w FROM per_w WHERE n >= 0.5 * (SELECT max(n) FROM per_w)
+            ORDER BY util DESC, w LIMIT 1""").fetchall()
+        return row[0][0] if row else None
+
+    def snapshot(self, w: datetime, incident_links: list[str] | None = None) -> pl.DataFrame:
+        """Per fabric cable at window `w`: utilization (the busier direction, observed at either
+        end), the share of the window it was down, peak errors/s and whether it is degraded."""
+        w1 = w + timedelta(seconds=self.width_s)
+        return frame(self.con, """
+            WITH ends AS (
+                SELECT c.link_id, p.tx AS lo_tx, p.rx AS lo_rx, NULL AS hi_tx, NULL AS hi_rx, p.errors
+                FROM report_cables c JOIN report_port_windows p ON p.port = c.port_lo AND p.w = $w
+                UNION ALL
+                SELECT c.link_id, NULL, NULL, p.tx, p.rx, p.errors
+                FROM report_cables c JOIN report_port_windows p ON p.port = c.port_hi AND p.w = $w
+            ), load AS (
+                SELECT link_id, greatest(coalesce(max(lo_tx), max(hi_rx)),
+                                         coalesce(max(hi_tx), max(lo_rx))) AS bps,
+                       max(errors) AS errors
+                FROM ends GROUP BY link_id
+            ), down AS (
+                -- both ends may report the outage: the link is down while either end says so
+                SELECT c.link_id, max(secs) AS down_s FROM (
+                    SELECT port_id, sum(epoch_us(least(coalesce("end", $end), $w1)
+                                                 - greatest(start, $w)) / 1e6) AS secs
+                    FROM report_down
+                    WHERE start < $w1 AND coalesce("end", $end) > $w
+                    GROUP BY port_id) s
+                JOIN report_cables c ON s.port_id = c.port_lo OR s.port_id = c.port_hi
+                GROUP BY c.link_id
+            )
+            SELECT c.link_id, c.dev_lo, c.dev_hi, c.plane, c.tier,
+                   l.bps / c.capacity_Bps AS util,
+                   least(1.0, coalesce(d.down_s, 0) / $width) AS down_fraction,
+                   coalesce(l.errors, 0) AS errors_per_s,
+                   coalesce(l.errors, 0) > $err OR list_contains($degraded::VARCHAR[], c.link_id) AS degraded
+            FROM report_cables c LEFT JOIN load l USING (link_id) LEFT JOIN down d USING (link_id)
+            """, {"w": w, "w1": w1, "end": self.end, "width": float(self.width_s),
+                  "err": ERRORS_PER_S, "degraded": incident_links or []})
+
+    def window_of(self, t: datetime) -> datetime:
+        k = int((t - self.origin).total_seconds() // self.width_s)
+        return self.origin + timedelta(seconds=k * self.width_s)
+
+
+# -- timelines --------------------------------------------------------------------------------
+
+SIGNAL = {  # the counter that shows each kind of fault, drawn under the load
+    "link_degraded": ("errors_per_s", "errors/s"),
+    "congestion": ("ecn_marked_per_s", "ECN-marked packets/s"),
+    "pfc_storm": ("tx_pause_per_s", "pause frames sent/s"),
+}
+
+
+def peer_map(con: duckdb.DuckDBPyConnection, ports: list[str]) -> dict[str, str]:
+    """The port at the other end of each of `ports`' cables."""
+    rows = con.execute("""
+        SELECT port_a, port_b FROM links
+        WHERE list_contains($p::VARCHAR[], port_a) OR list_contains($p::VARCHAR[], port_b)""",
+                       {"p": ports}).fetchall()
+    out = {}
+    for a, b in rows:
+        out.setdefault(a, b)
+        out.setdefault(b, a)
+    return out
+
+
+def involved_ports(con: duckdb.DuckDBPyConnection, inc: IncidentRow) -> tuple[list[str], list[str]]:
+    """(root ports, other ports the incident names) of an incident."""
+    if inc.root_type == "link":
+        roots = inc.root_id.split("--")
+    elif inc.root_type == "port":
+        roots = [inc.root_id]
+    else:  # a device: its ports are candidates, none is the root
+        roots = []
+    named: list[str] = []
+    for e in inc.evidence:
+        if isinstance(e, dict) and isinstance(e.get("port"), str):
+            named.append(e["port"])
+    for p in inc.impact.get("paused_ports", []) or []:
+        named.append(p)
+    for link in inc.impact.get("links", []) or []:
+        if isinstance(link, str):
+            named.extend(link.split("--"))
+    peers = peer_map(con, roots)
+    roots = list(dict.fromkeys(roots + [peers[p] for p in roots if p in peers]))
+    return roots, [p for p in dict.fromkeys(named) if p not in roots]
+
+
+def timeline(con: duckdb.DuckDBPyConnection, devices: list[str], t0: datetime, t1: datetime) -> pl.DataFrame:
+    """The rates of every port of `devices` between t0 and t1, one row per port and sample."""
+    return frame(con, rates_sql(list(RATE_COLUMNS), "ts") + " ORDER BY ts",
+                 {"d": devices, "t0": t0, "t1": t1})
+
+
+def down_intervals(con: duckdb.DuckDBPyConnection, ports: list[str], t0: datetime,
+                   t1: datetime) -> list[tuple[datetime, datetime]]:
+    """When any of `ports` was down between t0 and t1 (merged across ends)."""
+    rows = con.execute("""
+        SELECT greatest(start, $t0), least(coalesce("end", $t1), $t1) FROM report_down
+        WHERE list_contains($p::VARCHAR[], port_id) AND start < $t1
+          AND coalesce("end", $t1) > $t0 ORDER BY start""", {"p": ports, "t0": t0, "t1": t1}).fetchall()
+    merged: list[list[datetime]] = []
+    for a, b in rows:
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    return [(a, b) for a, b in merged]
+
+
+def expected(con: duckdb.DuckDBPyConnection, ports: list[str], t0: datetime, t1: datetime) -> pl.DataFrame:
+    """The twin's expected and the observed tx per port and replay window."""
+    return frame(con, """
+        SELECT port_id AS port, greatest(window_start, $t0) AS window_start,
+               least(window_end, $t1) AS window_end, expected_tx_bytes_per_s,
+               observed_tx_bytes_per_s, capacity_bytes_per_s
+        FROM expected_ports WHERE list_contains($p::VARCHAR[], port_id)
+          AND window_end > $t0 AND window_start < $t1 ORDER BY window_start""",
+                 {"p": ports, "t0": t0, "t1": t1})

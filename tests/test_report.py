@@ -1,0 +1,268 @@
+"""fabtwin report: one self-contained HTML page with the incidents, heatmaps and timelines."""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+from datetime import datetime
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import REPO
+
+from collectors.ingest import ingest_bundle
+from collectors.store import Store, open_readonly
+from fabtwin.cli import main
+from fabtwin.report.build import build, write
+from fabtwin.report.data import RATE_COLUMNS, frame, summary, timeline, window_seconds
+from replay.investigate import investigate
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+class Page(HTMLParser):
+    """The parts of the page the tests read: images, table rows by table class, list items."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.images: list[dict] = []
+        self.tables: dict[str, list[list[str]]] = {}
+        self.marks: list[tuple[str, str]] = []
+        self.external: list[str] = []
+        self._table: str | None = None
+        self._cell: list[str] | None = None
+        self._row: list[str] | None = None
+        self._li: tuple[str, list[str]] | None = None
+        self.feed(text)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "img":
+            self.images.append(a)
+        if tag in ("script", "link", "iframe") or any(
+                (v or "").startswith(("http:", "https:", "//")) for k, v in attrs if k in ("src", "href")):
+            self.external.append(tag)
+        if tag == "table":
+            self._table = a.get("class", "")
+            self.tables.setdefault(self._table, [])
+        elif tag == "tr" and self._table is not None:
+            self._row = []
+        elif tag in ("td", "th") and self._row is not None:
+            self._cell = []
+        elif tag == "li":
+            self._li = (a.get("class", ""), [])
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            self._row.append("".join(self._cell).strip())
+            self._cell = None
+        elif tag == "tr" and self._row is not None:
+            self.tables[self._table].append(self._row)
+            self._row = None
+        elif tag == "table":
+            self._table = None
+        elif tag == "li" and self._li is not None:
+            self.marks.append((self._li[0], "".join(self._li[1])))
+            self._li = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+        if self._li is not None:
+            self._li[1].append(data)
+
+
+def _truth(name: str) -> list[dict]:
+    return json.loads((REPO / "sample_traces" / name / "labels.json").read_text())["faults"]
+
+
+@pytest.fixture(scope="module")
+def investigated(tmp_path_factory) -> dict[str, Path]:
+    """Stores of sample bundles after `fabtwin investigate` (replayed, incidents stored)."""
+    root = tmp_path_factory.mktemp("stores")
+    out = {}
+    for name in ("two_faults", "link_down", "link_degraded"):
+        investigate(REPO / "sample_traces" / name, root / f"{name}.duckdb")
+        out[name] = root / f"{name}.duckdb"
+    return out
+
+
+def _report(db: Path, out: Path, *args: str):
+    return CliRunner().invoke(main, ["report", "--db", str(db), "--out", str(out), *args])
+
+
+def test_two_faults_page_lists_the_labelled_incidents_and_embeds_every_png(investigated, tmp_path):
+    res = _report(investigated["two_faults"], tmp_path / "r")
+    assert res.exit_code == 0, res.output
+    page = Page((tmp_path / "r" / "report.html").read_text())
+    rows = page.tables["incidents"][1:]
+    got = sorted((r[1], r[2]) for r in rows)
+    want = sorted((f["kind"], f"{f['root_cause']['type']} {f['root_cause']['id']}") for f in _truth("two_faults"))
+    assert got == want
+    assert [r[0] for r in rows] == ["1", "2"]
+    assert page.tables["incidents"][0] == ["rank", "kind", "root cause", "start", "end", "score", "summary"]
+    # busiest-window heatmap, then a heatmap and a timeline per incident, each also a PNG file
+    pngs = sorted(p.name for p in (tmp_path / "r").glob("*.png"))
+    assert pngs == ["heatmap-busiest.png", "incident-1-heatmap.png", "incident-1-timeline.png",
+                    "incident-2-heatmap.png", "incident-2-timeline.png"]
+    assert len(page.images) == len(pngs)
+    embedded = sorted(base64.b64decode(i["src"].split(",", 1)[1]) for i in page.images)
+    assert embedded == sorted((tmp_path / "r" / n).read_bytes() for n in pngs)
+    assert all(b.startswith(PNG) for b in embedded)
+    assert page.external == []  # opens offline: nothing fetched, nothing run
+    assert "no replay yet" not in res.output.lower()
+
+
+@pytest.fixture(scope="module")
+def two_faults(investigated):
+    return build(investigated["two_faults"])
+
+
+def test_flapping_link_is_marked_down_in_its_incident_heatmap_and_nothing_else(two_faults):
+    rep = two_faults
+    flap = next(i for i in rep.incidents if i.kind == "link_flap")
+    snap = next(p for p in rep.pictures if p.name == f"incident-{flap.rank}-heatmap.png").snapshot
+    down = snap.filter(snap["down_fraction"] > 0)
+    assert down["link_id"].to_list() == [flap.root_id]
+    assert down["down_fraction"][0] > 0.5  # the window is chosen inside a down time
+    assert snap["util"].is_not_null().all()  # every fabric cable has a value
+
+
+@pytest.mark.parametrize(("name", "mark"), [("link_down", "down"), ("link_degraded", "degraded")])
+def test_faulty_link_is_marked_in_its_heatmap_and_listed_under_it(investigated, tmp_path, name, mark):
+    rep = build(investigated[name])
+    root = _truth(name)[0]["root_cause"]["id"]
+    page = Page(write(rep, tmp_path / "r").read_text())
+    marked = {text.rsplit(": ", 1)[1] for cls, text in page.marks if cls == mark}
+    assert marked == {root}
+    snap = next(p for p in rep.pictures if p.name == "incident-1-heatmap.png").snapshot
+    col = "degraded" if mark == "degraded" else "down"
+    flagged = snap.filter(snap["degraded"]) if col == "degraded" else snap.filter(snap["down_fraction"] > 0)
+    assert flagged["link_id"].to_list() == [root]
+
+
+def test_replayed_store_draws_the_twins_expectation(two_faults):
+    rep = two_faults
+    assert rep.source == "stored"
+    timelines = [p for p in rep.pictures if p.name.endswith("timeline.png")]
+    assert timelines and all("twin's expected" in p.caption for p in timelines)
+    assert not any("No replay yet" in n for n in rep.notes)
+
+
+@pytest.fixture(scope="module")
+def ingested_only(tmp_path_factory) -> Path:
+    db = tmp_path_factory.mktemp("ingested") / "s.duckdb"
+    with Store.open(db) as store:
+        ingest_bundle(store, REPO / "sample_traces" / "two_faults")
+    return db
+
+
+def test_store_without_diagnosis_draws_the_fabric_and_says_how_to_diagnose(ingested_only, tmp_path):
+    res = _report(ingested_only, tmp_path / "r")
+    assert res.exit_code == 0, res.output
+    html = (tmp_path / "r" / "report.html").read_text()
+    assert "No replay yet" in html and "not diagnosed yet" in html and "--diagnose" in html
+    page = Page(html)
+    assert "incidents" not in page.tables and "Healthy" not in html
+    assert [i["alt"] for i in page.images] == [p.title for p in build(ingested_only).pictures]
+    assert sorted(p.name for p in (tmp_path / "r").glob("*.png")) == ["heatmap-busiest.png"]
+
+
+def test_diagnose_flag_runs_the_detectors_read_only_and_says_so(ingested_only, tmp_path):
+    before = ingested_only.read_bytes()
+    res = _report(ingested_only, tmp_path / "r", "--diagnose")
+    assert res.exit_code == 0, res.output
+    html = (tmp_path / "r" / "report.html").read_text()
+    assert "No replay yet" in html and "computed now by the telemetry detectors" in html
+    page = Page(html)
+    got = sorted((r[1], r[2].split(" ", 1)[1]) for r in page.tables["incidents"][1:])
+    assert got == sorted((f["kind"], f["root_cause"]["id"]) for f in _truth("two_faults"))
+    assert len(page.images) == 5
+    assert all("expected" not in p.caption for p in build(ingested_only, diagnose_now=True).pictures)
+    assert ingested_only.read_bytes() == before
+
+
+def test_report_rates_equal_the_port_rates_view(ingested_only):
+    # the report reads rates from samples for speed; they must be the view's, reset included
+    # (spine-p0-02 reboots in this bundle)
+    con = open_readonly(ingested_only)
+    s = summary(con)
+    devices = ["leaf-p0-02", "spine-p0-01", "spine-p0-02", "gpu-node-0011"]
+    mine = timeline(con, devices, s.start, s.end)
+    cols = list(RATE_COLUMNS)
+    ref = frame(con, f"""SELECT device || ':' || ifname AS port, ts, {', '.join(cols)} FROM port_rates
+                         WHERE list_contains($d::VARCHAR[], device)""", {"d": devices})
+    con.close()
+    assert mine.height == ref.height > 500
+    joined = ref.join(mine, on=["port", "ts"], how="left", suffix="_r")
+    for c in cols:
+        a, b = joined[c], joined[f"{c}_r"]
+        assert (a.is_null() == b.is_null()).all(), c
+        assert ((a - b).abs() <= 1e-9 * a.abs().clip(lower_bound=1)).all(), c
+
+
+def test_empty_store_gives_a_page_that_says_so(tmp_path):
+    db = tmp_path / "empty.duckdb"
+    Store.open(db).close()
+    res = _report(db, tmp_path / "r")
+    assert res.exit_code == 0, res.output
+    html = (tmp_path / "r" / "report.html").read_text()
+    assert "holds no telemetry yet" in html and f"fabtwin ingest BUNDLE --db {db}" in html
+    page = Page(html)
+    assert page.images == [] and "incidents" not in page.tables
+    assert list((tmp_path / "r").glob("*.png")) == []
+
+
+def test_missing_store_or_out_that_is_a_file_exit_2(investigated, tmp_path):
+    res = _report(tmp_path / "nope.duckdb", tmp_path / "r")
+    assert res.exit_code == 2 and "no such store" in res.output
+    assert not (tmp_path / "r").exists()
+    (tmp_path / "f").write_text("x")
+    res = _report(investigated["two_faults"], tmp_path / "f")
+    assert res.exit_code == 2 and "is a file" in res.output
+
+
+def test_rerun_replaces_its_own_pngs_and_keeps_the_users_files(investigated, tmp_path):
+    out = tmp_path / "r"
+    out.mkdir()
+    (out / "incident-9-timeline.png").write_bytes(PNG)  # left by an earlier, bigger report
+    (out / "my-notes.png").write_bytes(PNG)
+    res = _report(investigated["two_faults"], out, "--top", "1")
+    assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in out.glob("*.png")) == [
+        "heatmap-busiest.png", "incident-1-heatmap.png", "incident-1-timeline.png", "my-notes.png"]
+    assert len(Page((out / "report.html").read_text()).tables["incidents"]) == 3  # header + 2
+
+
+def test_report_does_not_change_the_store(investigated, tmp_path):
+    db = tmp_path / "copy.duckdb"
+    shutil.copy(investigated["two_faults"], db)
+    before = db.read_bytes()
+    assert _report(db, tmp_path / "r").exit_code == 0
+    assert db.read_bytes() == before
+
+
+@pytest.mark.parametrize(("span_s", "sample_s", "want"), [
+    (600, 10, 15),      # a little over the sample interval: every port has a sample per window
+    (3600, 10, 15),
+    (86400, 10, 300),   # at most 360 windows
+    (600, 1, 2)])
+def test_window_is_a_nice_width_over_the_sample_interval(span_s, sample_s, want):
+    t0 = datetime(2026, 11, 30, 3)
+    assert window_seconds(t0, datetime.fromtimestamp(t0.timestamp() + span_s), sample_s) == want
+
+
+def test_store_without_cabling_keeps_timelines_and_says_why_no_heatmap(tmp_path):
+    bundle = tmp_path / "b"
+    shutil.copytree(REPO / "sample_traces" / "two_faults", bundle, ignore=shutil.ignore_patterns("topology"))
+    db = tmp_path / "s.duckdb"
+    with Store.open(db) as store:
+        ingest_bundle(store, bundle)
+    rep = build(db, diagnose_now=True)
+    assert any(n.startswith("No heatmaps") and "no cabling" in n for n in rep.notes)
+    names = [p.name for p in rep.pictures]
+    assert names and all(n.endswith("-timeline.png") for n in names)
