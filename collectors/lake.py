@@ -21,6 +21,10 @@ rows are then appended as new Parquet files named after the ingest, and `counter
 `counter_map` are replaced by the current ones. Unlike a DuckDB store, samples already in the
 lake keep their `counter` when the counter map later learns their vendor name (Parquet files
 are immutable): re-export from a store to remap them. One writer at a time (a lock file).
+
+Replay into a lake (`open_for_replay`): the data tables are read where they lie; the results
+(replay_runs, expected_ports, incidents, incident_evidence) are computed in memory and replace
+the lake's result files whole, as a replay replaces them in a store.
 """
 
 from __future__ import annotations
@@ -239,6 +243,45 @@ def open_for_ingest(db: str | Path) -> Iterator[Store]:
                 _append(store.con, root, doc, tag, base)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+        _write_manifest(root, doc)
+        _remove_unlisted(root, doc)
+
+
+RESULT_TABLES = ("replay_runs", "expected_ports", "incidents", "incident_evidence")
+
+
+@contextmanager
+def open_for_replay(db: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A writable connection for replay and diagnosis: a DuckDB store's own; for a lake, an
+    in-memory DuckDB over the lake whose result tables (replay_runs, expected_ports, incidents,
+    incident_evidence) are real, empty tables. When the block ends without an error they
+    replace the lake's result files (the manifest, replaced atomically, commits them)."""
+    if not is_lake(db):
+        with Store.open(db) as store:
+            yield store.con
+        return
+    root = Path(db)
+    with _locked(root):
+        doc = read_manifest(root)
+        _remove_unlisted(root, doc)
+        con = lake_connection(root)
+        try:
+            con.execute(f"SET memory_limit = {_quote(os.environ.get('FABTWIN_DUCKDB_MEMORY', '2GB'))}")
+            blank = duckdb.connect(":memory:")
+            blank.execute(_sql("schema.sql"))
+            for table in RESULT_TABLES:
+                cols = ", ".join(f'"{c}" {t}' for c, t in _columns(blank, table))
+                con.execute(f"DROP VIEW IF EXISTS {table}")
+                con.execute(f"DROP TABLE IF EXISTS {table}")
+                con.execute(f"CREATE TABLE {table} ({cols})")
+            blank.close()
+            yield con
+            tag = "replay-" + datetime.now(UTC).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
+            for table in RESULT_TABLES:
+                rows, files = _write_table(con, table, f"SELECT * FROM {table}", root, tag)
+                doc["tables"][table].update(rows=rows, files=files)  # the old files go after
+        finally:
+            con.close()
         _write_manifest(root, doc)
         _remove_unlisted(root, doc)
 

@@ -244,13 +244,14 @@ def window_options(f):
 @click.option("--json", "as_json", is_flag=True, help="Print the run and incidents as one JSON object.")
 def replay(db: str, t_from, t_to, window_s, routing: str, chunk_windows: int | None,
            workers: int, ray_address: str | None, as_json: bool) -> None:
-    """Replay the store through the twin, window by window, and diagnose it.
+    """Replay the store (a DuckDB file or a Parquet lake) through the twin and diagnose it.
 
     Stores the expected-versus-observed load of every port and window (table expected_ports,
     run in replay_runs) and the ranked incidents (incidents, incident_evidence). A long window
     splits into chunks that run on local processes or on Ray, with the same rows either way.
     """
-    from collectors.store import Store
+    from collectors.lake import open_for_replay
+    from collectors.store import StoreError
     from replay.investigate import replay_and_diagnose
     from twin.parallel import ExecutorError
 
@@ -259,10 +260,10 @@ def replay(db: str, t_from, t_to, window_s, routing: str, chunk_windows: int | N
     parallel = {"executor": "ray" if ray_address else "local", "workers": workers,
                 "address": ray_address, "chunk_windows": chunk_windows}
     try:
-        with Store.open(db) as store:
-            summary, incidents = replay_and_diagnose(store.con, t_from, t_to, window_s, routing,
+        with open_for_replay(db) as con:
+            summary, incidents = replay_and_diagnose(con, t_from, t_to, window_s, routing,
                                                      **parallel)
-    except ExecutorError as exc:
+    except (ExecutorError, StoreError) as exc:
         fail(str(exc))
     if as_json:
         out = {k: (v.isoformat() if isinstance(v, datetime) else v)
@@ -288,11 +289,12 @@ def replay(db: str, t_from, t_to, window_s, routing: str, chunk_windows: int | N
 def investigate(bundle: Path, db: str, t_from, t_to, window_s, as_json: bool) -> None:
     """Ingest BUNDLE, replay it through the twin, diagnose it and print the ranked incidents."""
     from collectors.ingest import BundleError
+    from collectors.store import StoreError
     from replay.investigate import investigate as run_investigation
 
     try:
         result = run_investigation(bundle, db, t_from, t_to, window_s)
-    except BundleError as exc:
+    except (BundleError, StoreError) as exc:
         fail(str(exc))
     if as_json:
         click.echo(json.dumps(result, indent=2, default=str))

@@ -18,7 +18,7 @@ import duckdb
 import orjson
 
 from collectors.ingest import ingest_bundle
-from collectors.store import Store
+from collectors.lake import open_for_ingest, open_for_replay
 from replay.detectors import DETECTORS, Incident, _iso
 from replay.expected import ReplaySummary, replay
 from replay.impact import add_impact
@@ -85,11 +85,13 @@ def replay_and_diagnose(con: duckdb.DuckDBPyConnection, t_from: datetime | None 
 
 def investigate(bundle: str | Path, db: str | Path, t_from: datetime | None = None,
                 t_to: datetime | None = None, window_s: float | None = None) -> dict:
-    """Ingest `bundle` into `db` (files already there are reused), replay and diagnose it."""
-    with Store.open(db) as store:
+    """Ingest `bundle` into `db` (files already there are reused), replay and diagnose it.
+    `db` is a DuckDB file or a Parquet lake directory (collectors.lake)."""
+    with open_for_ingest(db) as store:
         ingest_bundle(store, bundle)
-        summary, incidents = replay_and_diagnose(store.con, t_from, t_to, window_s)
-        t0, t1 = store.con.execute("SELECT min(ts), max(ts) FROM samples").fetchone()
+    with open_for_replay(db) as con:
+        summary, incidents = replay_and_diagnose(con, t_from, t_to, window_s)
+        t0, t1 = con.execute("SELECT min(ts), max(ts) FROM samples").fetchone()
     del summary  # in the store's replay_runs; the JSON keeps design section 8's shape exactly
     return {"bundle": str(bundle),
             "window": {"start": _iso(t_from or t0), "end": _iso(t_to or t1)},

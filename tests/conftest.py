@@ -54,3 +54,16 @@ def write(tmp_path: Path):
         return p
 
     return _write
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    """A real local Ray with 2 CPUs for the whole session (about 8 s to start here), shared by
+    the sweep and replay tests; skipped where Ray is not installed (`pip install fabtwin[ray]`)."""
+    ray = pytest.importorskip("ray")
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    if started:
+        ray.shutdown()

@@ -207,6 +207,20 @@ def test_chunks_on_local_processes_give_the_same_rows(tmp_path):
     assert _expected_rows(db) == serial  # exactly: windows are independent
 
 
+def test_chunks_on_ray_give_the_same_rows(tmp_path, ray_cluster):
+    db = str(tmp_path / "s.duckdb")
+    with Store.open(db) as store:
+        ingest_bundle(store, REPO / "sample_traces" / "link_flap")
+        replay(store.con, window_s=30)
+    serial = _expected_rows(db)
+    out = CliRunner().invoke(main, ["replay", "--db", db, "--window", "30", "--ray", "local",
+                                    "--chunk-windows", "4", "--json"])
+    assert out.exit_code == 0, out.output
+    assert ray_cluster.is_initialized()  # the session's cluster ran the chunks
+    assert json.loads(out.output)["incidents"][0]["kind"] == "link_flap"
+    assert _expected_rows(db) == serial
+
+
 def _renamed_bundle(src, dst, old: str, new: str) -> None:
     """A copy of bundle `src` with every `old` in file contents and paths replaced by `new`."""
     import gzip
@@ -233,3 +247,27 @@ def test_diagnosis_does_not_depend_on_host_names(tmp_path, name):
     got = investigate(tmp_path / "b", tmp_path / "s.duckdb")["incidents"]
     assert [(i["kind"], i["root_cause"]["id"]) for i in got] == [
         (f["kind"], f["root_cause"]["id"].replace("gpu-node-", "hgx-a")) for f in truth]
+
+
+def test_replay_and_investigate_on_a_parquet_lake(tmp_path):
+    # a lake holds the data; replay reads it where it lies and writes its results beside it
+    from collectors.lake import export, read_manifest
+    from collectors.store import open_readonly
+
+    db = _store_of("two_faults", tmp_path)
+    export(db, tmp_path / "lake")
+    out = CliRunner().invoke(main, ["replay", "--db", str(tmp_path / "lake"), "--json"])
+    assert out.exit_code == 0, out.output
+    assert [i["kind"] for i in json.loads(out.output)["incidents"]] == ["link_flap", "pfc_storm"]
+    lake = open_readonly(tmp_path / "lake")
+    assert lake.execute("SELECT count(*) FROM expected_ports").fetchone()[0] == \
+        _con(db).execute("SELECT count(*) FROM expected_ports").fetchone()[0]
+    assert lake.execute("SELECT kind FROM incidents ORDER BY rank").fetchall() == [
+        ("link_flap",), ("pfc_storm",)]
+    files = read_manifest(tmp_path / "lake")["tables"]["expected_ports"]["files"]
+    assert len(files) == 1 and files[0].startswith("expected_ports/replay-")
+    # and a bundle investigated straight into a new lake
+    doc = investigate(REPO / "sample_traces" / "link_down", tmp_path / "lake2")
+    assert [i["kind"] for i in doc["incidents"]] == ["link_down"]
+    assert open_readonly(tmp_path / "lake2").execute(
+        "SELECT count(*) FROM incidents").fetchone()[0] == 1

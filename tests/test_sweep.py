@@ -45,19 +45,6 @@ def _square(x: int) -> tuple[int, int]:
     return x, x * x
 
 
-@pytest.fixture(scope="session")
-def ray_cluster():
-    """A real local Ray with 2 CPUs for the whole session (about 8 s to start here); one that
-    another module's fixture started is shared."""
-    ray = pytest.importorskip("ray")
-    started = not ray.is_initialized()
-    if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield ray
-    if started:
-        ray.shutdown()
-
-
 def test_run_tasks_keeps_task_order_on_processes():
     tasks = [7, -3, 12, 0, 5, 9, 1]
     want = [(x, x * x) for x in tasks]
