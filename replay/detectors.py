@@ -161,6 +161,26 @@ def find_pfc_storms(con: duckdb.DuckDBPyConnection) -> list[Incident]:
             f"{len(paused)} port(s) upstream",
             [{"port": r["port"], "tx_pause_per_s_peak": r["peak"], "intervals": r["intervals"]}],
             {"paused_ports": [p["port"] for p in paused]}))
+    return _switch_ports_in_a_nic_storm(con, out)
+
+
+def _switch_ports_in_a_nic_storm(con: duckdb.DuckDBPyConnection,
+                                 storms: list[Incident]) -> list[Incident]:
+    """A switch port that pauses its host while a NIC storms elsewhere at the same time is on
+    that storm's tree (a stalled NIC backs up its other planes too): evidence of the NIC's
+    incident, not a storm of its own."""
+    hosts = {r[0] for r in con.execute(f"SELECT device FROM {HOSTS}").fetchall()}
+    nic = [i for i in storms if i.root_id.split(":", 1)[0] in hosts]
+    out = []
+    for inc in storms:
+        root = next((n for n in nic if n is not inc and inc.root_id.split(":", 1)[0] not in hosts
+                     and n.start <= inc.end and inc.start <= n.end), None)
+        if root is None:
+            out.append(inc)
+            continue
+        root.evidence.append({"port": inc.root_id, "tx_pause_per_s_peak": inc.evidence[0][
+            "tx_pause_per_s_peak"], "role": "switch port pausing in the same storm"})
+        root.impact.setdefault("pausing_ports", []).append(inc.root_id)
     return out
 
 

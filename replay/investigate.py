@@ -9,6 +9,7 @@ The same incidents land in the store's `incidents` and `incident_evidence` table
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -43,17 +44,22 @@ def diagnose(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
 @contextmanager
 def rates_once(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """Within this block `port_rates` is computed once: a temp table of the same name shadows
-    the view (replay and every detector read it; the view recomputes the rates each time)."""
+    the view (replay and every detector read it; the view recomputes the rates each time).
+    Memory: FABTWIN_ANALYSIS_MEMORY (default 4GB) while it lasts."""
     if con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary "
                    "AND table_name = 'port_rates'").fetchone()[0]:
         yield  # an enclosing block made it
         return
     main = f'"{con.execute("SELECT current_database()").fetchone()[0]}".main'
-    con.execute(f"CREATE TEMP TABLE port_rates AS SELECT * FROM {main}.port_rates")
+    # windows over every sample need more room than ingest's flat 512MB (they spill beyond it)
+    limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+    con.execute("SET memory_limit = ?", [os.environ.get("FABTWIN_ANALYSIS_MEMORY", "4GB")])
     try:
+        con.execute(f"CREATE TEMP TABLE port_rates AS SELECT * FROM {main}.port_rates")
         yield
     finally:
         con.execute("DROP TABLE IF EXISTS temp.port_rates")
+        con.execute("SET memory_limit = ?", [limit])
 
 
 def store_incidents(con: duckdb.DuckDBPyConnection, incidents: list[Incident]) -> None:
