@@ -408,8 +408,16 @@ class StoreData:
         return {r[0] for r in rows}
 
     def _port_util(self, t0: datetime, t1: datetime) -> dict[str, float]:
-        """Bytes/s per port in [t0, t1): the larger of tx and rx, from the counters' first and
-        last values in the window (one metric per port and direction: the larger)."""
+        """Bytes/s per port in [t0, t1): the larger of tx and rx. From the replay's observed
+        window averages when it covered the window (a small table), else from the counters'
+        first and last values in the window (one metric per port and direction: the larger)."""
+        rows = self._rows("""
+            SELECT port_id, max(greatest(coalesce(observed_tx_bytes_per_s, 0),
+                                         coalesce(observed_rx_bytes_per_s, 0)))
+            FROM expected_ports WHERE window_start >= ? AND window_start < ?
+            GROUP BY 1""", [t0, t1])
+        if rows:
+            return {p: r for p, r in rows}
         rows = self._rows("""
             WITH r AS (
                 SELECT device, ifname, counter, metric, qualifier,
