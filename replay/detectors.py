@@ -96,7 +96,7 @@ def find_link_failures(con: duckdb.DuckDBPyConnection) -> list[Incident]:
             continue
         evidence = [{"port": d["port_id"], "down_at": _iso(d["start"]), "up_at": _iso(d["end"]),
                      "source": d["source"]} for d in downs[:10]]
-        if still_down:
+        if still_down and len(outages) == 1:  # down and stayed down; came back before: a flap
             start = outages[-1][0]
             out.append(Incident("link_down", "link", link, start, None, 0.95,
                                 f"link {link} went down at {_iso(start)} and stayed down",
@@ -105,7 +105,8 @@ def find_link_failures(con: duckdb.DuckDBPyConnection) -> list[Incident]:
             total = sum((o[1] - o[0]).total_seconds() for o in outages)
             out.append(Incident("link_flap", "link", link, outages[0][0], outages[-1][1],
                                 min(0.99, 0.8 + 0.05 * len(outages)),
-                                f"link {link} flapped {len(outages)} time(s), {total:.0f} s down in all",
+                                f"link {link} flapped {len(outages)} time(s), {total:.0f} s down in all"
+                                + (", and is down at the end" if still_down else ""),
                                 evidence))
     return out
 
