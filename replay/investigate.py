@@ -52,14 +52,25 @@ def rates_once(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
         return
     main = f'"{con.execute("SELECT current_database()").fetchone()[0]}".main'
     # windows over every sample need more room than ingest's flat 512MB (they spill beyond it)
+    # (a read-only connection's configuration is locked: it keeps the limit it was given)
     limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
-    con.execute("SET memory_limit = ?", [os.environ.get("FABTWIN_ANALYSIS_MEMORY", "4GB")])
+    raised = _set_memory(con, os.environ.get("FABTWIN_ANALYSIS_MEMORY", "4GB"))
     try:
         con.execute(f"CREATE TEMP TABLE port_rates AS SELECT * FROM {main}.port_rates")
         yield
     finally:
         con.execute("DROP TABLE IF EXISTS temp.port_rates")
+        if raised:
+            _set_memory(con, limit)
+
+
+def _set_memory(con: duckdb.DuckDBPyConnection, limit: str) -> bool:
+    """SET memory_limit; False when the connection's configuration is locked."""
+    try:
         con.execute("SET memory_limit = ?", [limit])
+    except duckdb.InvalidInputException:
+        return False
+    return True
 
 
 def store_incidents(con: duckdb.DuckDBPyConnection, incidents: list[Incident]) -> None:
