@@ -17,6 +17,8 @@ from fabtwin.tui.screens.help import HelpScreen
 from fabtwin.tui.screens.incidents import IncidentsScreen
 from fabtwin.tui.screens.sql import SqlScreen
 
+ENTITY_KINDS = ("port", "link", "device", "host")  # what the drill-down screen draws
+
 
 class FabtwinApp(App):
     """Incidents, fabric heatmap, events, drill-downs and SQL over one read-only store."""
@@ -57,9 +59,15 @@ class FabtwinApp(App):
     def open_entity(self, kind: str, ident: str, around: datetime | None = None) -> None:
         """Drill down on a port, link, device or host, its counters plotted for the hour
         around `around` (default: the store's last hour). Esc comes back."""
-        if kind in ("", "auto"):
+        if kind not in ENTITY_KINDS:  # "", "auto", or a type the screens don't draw
             kind = self.data.entity_kind(ident)
         self.push_screen(EntityScreen(kind, ident, around))
+
+    def open_job(self, job_id: str) -> None:
+        """A job's hosts, as a query in the SQL console."""
+        self.switch_mode("sql")
+        self.screen.set_query(
+            f"SELECT * FROM job_hosts WHERE job_id = '{job_id.replace(chr(39), '')}'")
 
     def fabric_at(self, when: datetime | None) -> None:
         """The fabric screen at the window holding `when`."""

@@ -31,4 +31,4 @@ def save(queries: list[str]) -> None:
         tmp.write_text(json.dumps(queries[-LIMIT:]))
         tmp.replace(path)  # a crash never leaves half a file
     except OSError:
-        pass
+        return  # history is a convenience: a read-only home must not stop the console

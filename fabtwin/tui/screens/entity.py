@@ -15,6 +15,7 @@ from fabtwin.tui.actions import bindings
 from fabtwin.tui.bars import KeyBar, TitleBar
 from fabtwin.tui.data import RATE_COUNTERS, Series
 from fabtwin.tui.plot import render_plot, render_sparklines
+from fabtwin.tui.tables import cursor_key
 
 HALF = timedelta(minutes=30)  # the plot shows the hour around the time of interest
 
@@ -139,9 +140,7 @@ class EntityScreen(Screen):
         self._load_series()
 
     def action_open_row(self) -> None:
-        table = self.focused if isinstance(self.focused, DataTable) else None
-        if table is not None and table.row_count:
-            self._open(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+        self._open(cursor_key(self.focused if isinstance(self.focused, DataTable) else None))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self._open(event.row_key.value)

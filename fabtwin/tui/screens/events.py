@@ -10,6 +10,7 @@ from textual.widgets import DataTable, Input, Static
 
 from fabtwin.tui.actions import bindings
 from fabtwin.tui.bars import KeyBar, TitleBar
+from fabtwin.tui.tables import cursor_key
 
 LANE_STYLES = {"link_down": "red", "link_up": "green", "pfc_storm": "magenta",
                "job_start": "cyan", "job_end": "blue"}
@@ -126,9 +127,7 @@ class EventsScreen(Screen):
         self.reload()
 
     def action_open_row(self) -> None:
-        table = self.query_one(DataTable)
-        if table.row_count:
-            self._open(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+        self._open(cursor_key(self.query_one(DataTable)))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self._open(event.row_key.value)
@@ -138,8 +137,6 @@ class EventsScreen(Screen):
             return
         i, kind, ident = key.split("|", 2)
         if kind == "job":
-            self.app.switch_mode("sql")
-            self.app.screen.set_query(
-                f"SELECT * FROM job_hosts WHERE job_id = '{ident.replace(chr(39), '')}'")
+            self.app.open_job(ident)
         else:
             self.app.open_entity(kind, ident, self.rows[int(i)][0])

@@ -15,6 +15,7 @@ from fabtwin.tui.actions import bindings
 from fabtwin.tui.bars import KeyBar, TitleBar
 from fabtwin.tui.data import KIND_COUNTER, RATE_COUNTERS, Incident, Series
 from fabtwin.tui.plot import render_plot
+from fabtwin.tui.tables import cursor_key
 
 
 def evidence_line(ev) -> str:
@@ -137,16 +138,13 @@ class IncidentScreen(Screen):
 
     def action_root_cause(self) -> None:
         inc = self.incident
-        self.app.open_entity(inc.root_type if inc.root_type in ("port", "link", "device", "host")
-                             else "auto", inc.root_id, inc.start)
+        self.app.open_entity(inc.root_type, inc.root_id, inc.start)
 
     def action_fabric_at_start(self) -> None:
         self.app.fabric_at(self.incident.start)
 
     def action_open_affected(self) -> None:
-        table = self.query_one("#affected", DataTable)
-        if table.row_count:
-            self._open(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+        self._open(cursor_key(self.query_one("#affected", DataTable)))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self._open(event.row_key.value)
@@ -156,12 +154,9 @@ class IncidentScreen(Screen):
             return
         kind, ident = key.split("|", 1)
         if kind == "job":
-            self.app.switch_mode("sql")
-            self.app.screen.set_query(
-                f"SELECT * FROM job_hosts WHERE job_id = '{ident.replace(chr(39), '')}'")
-            return
-        self.app.open_entity(kind if kind in ("port", "link", "device", "host") else "auto",
-                             ident, self.incident.start)
+            self.app.open_job(ident)
+        else:
+            self.app.open_entity(kind, ident, self.incident.start)
 
     def action_back(self) -> None:
         self.app.pop_screen()

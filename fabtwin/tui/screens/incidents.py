@@ -10,6 +10,7 @@ from textual.widgets import DataTable, Input, Static
 from fabtwin.tui.actions import bindings
 from fabtwin.tui.bars import KeyBar, TitleBar
 from fabtwin.tui.data import Incident
+from fabtwin.tui.tables import cursor_key
 
 SORTS = (("rank", lambda i: i.rank), ("score", lambda i: -i.score),
          ("start", lambda i: (i.start is None, i.start or 0)), ("kind", lambda i: (i.kind, i.rank)))
@@ -102,9 +103,7 @@ class IncidentsScreen(Screen):
         self.notify(f"sorted by {SORTS[self.sort][0]}", timeout=2)
 
     def action_open(self) -> None:
-        table = self.query_one(DataTable)
-        if table.row_count:
-            self._open(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+        self._open(cursor_key(self.query_one(DataTable)))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self._open(event.row_key.value)
