@@ -9,12 +9,21 @@ from __future__ import annotations
 import gzip
 import json
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from itertools import groupby
 from pathlib import Path
 
+from collectors.parse_pool import (
+    POOL_MAX_BYTES,
+    POOL_MIN_FILES,
+    ParsedFile,
+    ParsePool,
+    Task,
+    default_workers,
+)
 from collectors.registry import recognize
-from collectors.source import GZIP_MAGIC, SNIFF_BYTES, Manifest, SourceFile
+from collectors.source import GZIP_MAGIC, SNIFF_BYTES, Manifest, Parser, SourceFile
 from collectors.store import FileResult, Store, sha256_of
 from collectors.timeparse import TimeError, tz_from_name
 
@@ -106,47 +115,101 @@ def ingest_bundle(
     store: Store,
     bundle: str | Path,
     progress: Callable[[str, int, int], None] | None = None,
+    workers: int | None = None,
 ) -> IngestSummary:
-    """Ingest every file of `bundle` into `store`; `progress(path, done_bytes, total_bytes)`."""
+    """Ingest every file of `bundle` into `store`; `progress(path, done_bytes, total_bytes)`.
+
+    Files are parsed by `workers` processes (default: `parse_pool.default_workers()`, the
+    machine's cores; 1 parses in this process) when the bundle has enough of them; the result,
+    file ids included, is the same either way.
+    """
     root = Path(bundle)
     if not root.exists():
         raise BundleError(f"{root}: no such bundle")
     manifest = read_manifest(root if root.is_dir() else root.parent)
     base = root if root.is_dir() else root.parent
     summary = IngestSummary(str(root), store.path)
-    plan = []
-    for path in bundle_files(root):
-        rel = path.relative_to(base).as_posix()
-        src = SourceFile(path, rel, manifest)
-        parser = recognize(head_of(path), rel)
-        plan.append((parser.priority if parser else 99, rel, src, parser))
-    plan.sort(key=lambda t: (t[0], t[1]))
-    total = sum(src.path.stat().st_size for _, _, src, _ in plan) or 1
-    done = 0
+    files = [(path, path.relative_to(base).as_posix()) for path in bundle_files(root)]
     known = store.known_files()
-    for _, rel, src, parser in plan:
-        if progress:
-            progress(rel, done, total)
-        sha = sha256_of(src.path)
-        status = known.get((rel, sha))
-        if parser is None:
-            reason = "format not recognized by any parser"
-            store.record_skipped(src, sha, reason, str(root), known=status or "")
-            summary.files.append(FileResult(rel, "skipped", reason=reason))
-        elif status == "loaded":
-            summary.files.append(FileResult(rel, "unchanged", parser.name,
-                                            reason="this file with the same content is already in the store"))
-        else:
-            try:
-                summary.files.append(store.ingest_file(parser, src, sha, str(root), group=True))
-            except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
-                summary.files.append(FileResult(rel, "failed", parser.name, reason=f"{rel}: {exc}"))
-        done += src.path.stat().st_size
+    workers = default_workers() if workers is None else max(1, workers)
+    pool = None
+    if workers > 1 and len(files) >= POOL_MIN_FILES:
+        pool = ParsePool(workers, [k for k, st in known.items() if st == "loaded"])
+    try:
+        found = pool.recognize(files) if pool else [recognize(head_of(p), r) for p, r in files]
+        plan = [_Planned(parser.priority if parser else 99, rel, SourceFile(path, rel, manifest),
+                         parser, path.stat().st_size)  # type: ignore[arg-type]
+                for (path, rel), parser in zip(files, found, strict=True)]
+        plan.sort(key=lambda t: (t.priority, t.rel))
+        total = sum(p.size for p in plan) or 1
+        done = 0
+        for _, level_items in groupby(plan, key=lambda t: t.priority):
+            level = list(level_items)
+            parsed: Iterator[ParsedFile] = iter(())
+            if pool is not None:
+                version = pool.set_maps(*store.lookup_maps())
+                parsed = pool.run(Task(p.src, p.parser.name, version)  # type: ignore[union-attr]
+                                  for p in level if p.poolable)
+            for p in level:
+                if progress:
+                    progress(p.rel, done, total)
+                if pool is not None and p.poolable:
+                    summary.files.append(_load_parsed(store, p, next(parsed), str(root)))
+                else:
+                    summary.files.append(_ingest_here(store, p, known, str(root)))
+                done += p.size
+    finally:
+        if pool is not None:
+            pool.close()
     store.commit()
     if progress:
         progress("", total, total)
     summary.totals = store_totals(store)
     return summary
+
+
+@dataclass
+class _Planned:
+    priority: int
+    rel: str
+    src: SourceFile
+    parser: Parser | None
+    size: int
+
+    @property
+    def poolable(self) -> bool:
+        """Parsed by a worker: recognized, not `ordered`, and small enough to send back whole."""
+        return (self.parser is not None and not getattr(self.parser, "ordered", False)
+                and self.size < POOL_MAX_BYTES)
+
+
+UNCHANGED = "this file with the same content is already in the store"
+
+
+def _ingest_here(store: Store, p: _Planned, known: dict, bundle: str) -> FileResult:
+    """Hash, then parse and load a file in this process (or list it as skipped/unchanged)."""
+    sha = sha256_of(p.src.path)
+    status = known.get((p.rel, sha))
+    if p.parser is None:
+        reason = "format not recognized by any parser"
+        store.record_skipped(p.src, sha, reason, bundle, known=status or "")
+        return FileResult(p.rel, "skipped", reason=reason)
+    if status == "loaded":
+        return FileResult(p.rel, "unchanged", p.parser.name, reason=UNCHANGED)
+    try:
+        return store.ingest_file(p.parser, p.src, sha, bundle, group=True)
+    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        return FileResult(p.rel, "failed", p.parser.name, reason=f"{p.rel}: {exc}")
+
+
+def _load_parsed(store: Store, p: _Planned, parsed: ParsedFile, bundle: str) -> FileResult:
+    """Load what a worker parsed (it also tells unchanged and unreadable files)."""
+    assert p.parser is not None and parsed.rel == p.rel
+    if parsed.status == "unchanged":
+        return FileResult(p.rel, "unchanged", p.parser.name, reason=UNCHANGED)
+    if parsed.status == "failed":
+        return FileResult(p.rel, "failed", p.parser.name, reason=parsed.reason)
+    return store.ingest_file(p.parser, p.src, parsed.sha, bundle, group=True, parsed=parsed)
 
 
 def store_totals(store: Store) -> dict:

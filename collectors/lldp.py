@@ -210,6 +210,8 @@ class LldpJsonParser:
     name = "lldpctl_json"
     family = "topology"
     priority = 10
+    # a file maps peers' management addresses the files before it named: load them in order
+    ordered = True
     _HEAD = re.compile(r'\s*\{\s*"lldp"\s*:\s*[\[{]')
 
     def sniff(self, head: str, rel: str) -> bool:
@@ -310,6 +312,8 @@ class LldpKeyValueParser:
     name = "lldpctl_keyvalue"
     family = "topology"
     priority = 10
+    # a file maps peers' management addresses the files before it named: load them in order
+    ordered = True
     _HEAD = re.compile(r"\s*lldp\.[^=\s]+\.(?:via|rid|age|chassis|port)[.=]")
 
     def sniff(self, head: str, rel: str) -> bool:

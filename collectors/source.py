@@ -136,6 +136,8 @@ class Parser(Protocol):
     name: str
     family: str  # topology | gnmi | prom | nic | syslog | jobs | normalized
     priority: int  # lower is ingested first: topology and address maps before counters
+    # optional `ordered = True`: the parser reads lookups (addresses) that other files of the
+    # same priority write, so its files are parsed one after another, never in parallel
 
     def sniff(self, head: str, rel: str) -> bool: ...
 

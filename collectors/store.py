@@ -17,12 +17,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 import polars as pl
 
 from collectors.schema import canonical_counters, counter_map
 from collectors.source import Parser, Sink, SourceFile
+
+if TYPE_CHECKING:
+    from collectors.parse_pool import ParsedFile
 
 _TS_COLUMNS = {"ts", "start", "end"}
 
@@ -84,6 +88,9 @@ class Store:
         self._group_rows = 0
         self._pending: dict[tuple[str, str], list[pl.DataFrame]] = {}
         self._pending_rows = 0
+        self._pending_files: list[tuple] = []  # small files' `files` rows, inserted with their rows
+        self._ids: list[int] = []  # file ids taken from file_id_seq in blocks, next one last
+        self._unmarked: tuple | None = None  # the file being loaded, while it has no `files` row
         self._in_txn = False
         self._maps: tuple[dict, dict] | None = None  # address and ifmap maps, until they change
 
@@ -137,7 +144,7 @@ class Store:
         self.con.execute("COMMIT")
 
     # -- lookups parsers need ----------------------------------------------------------------
-    def _lookup_maps(self) -> tuple[dict[str, str], dict[tuple[str, str, int], str]]:
+    def lookup_maps(self) -> tuple[dict[str, str], dict[tuple[str, str, int], str]]:
         """Copies of `address_map()` and `ifmap_map()`, read again only after they changed."""
         if self._maps is None:
             self._maps = (self.address_map(), self.ifmap_map())
@@ -176,10 +183,8 @@ class Store:
                                   "reason": buf["reason"], "raw": buf["raw"]},
                                  schema={"path": pl.String, "line": pl.Int64, "reason": pl.String,
                                          "raw": pl.String})
-        elif isinstance(buf, pl.DataFrame):
-            frame = buf.cast(_overrides(table), strict=False)  # type: ignore[arg-type]
         else:
-            frame = pl.DataFrame(buf, schema_overrides=_overrides(table), strict=False)
+            frame = frame_of(table, buf)
         frame = frame.with_columns(pl.lit(file_id, pl.Int32).alias("file_id"))
         if defer and table not in _LOOKUP_TABLES:
             self._pending.setdefault((table, family), []).append(frame)
@@ -189,11 +194,30 @@ class Store:
         else:
             self._insert_frame(table, family, frame)
 
+    def _next_file_id(self) -> int:
+        """The next id of file_id_seq, taken 1000 at a time (one query, not one per file)."""
+        if not self._ids:
+            rows = self.con.execute("SELECT nextval('file_id_seq') FROM range(1000)").fetchall()
+            self._ids = sorted((r[0] for r in rows), reverse=True)
+        return self._ids.pop()
+
     def _flush_pending(self) -> None:
-        """Insert the deferred batches, one statement per table."""
+        """Insert the deferred batches, one statement per table, and their files' rows."""
         pending, self._pending, self._pending_rows = self._pending, {}, 0
         for (table, family), frames in pending.items():
             self._insert_frame(table, family, pl.concat(frames, how="vertical_relaxed"))
+        files, self._pending_files = self._pending_files, []
+        if files:
+            cols = ["file_id", "path", "bundle", "sha256", "size_bytes", "parser", "family",
+                    "records_read", "loaded", "rejected", "rows_written"]
+            frame = pl.DataFrame(files, schema=cols, orient="row")
+            self.con.register("_files", frame)
+            try:
+                self.con.execute(
+                    f"INSERT INTO files ({', '.join(cols)}, status, ingested_at) "
+                    f"SELECT {', '.join(cols)}, 'loaded', current_timestamp FROM _files")
+            finally:
+                self.con.unregister("_files")
 
     def _insert_frame(self, table: str, family: str, frame: pl.DataFrame) -> None:
         self.con.register("_batch", frame)
@@ -216,8 +240,8 @@ class Store:
         self.con.execute(f"INSERT INTO {table} ({quoted}, file_id) SELECT {select}, file_id FROM _batch")
 
     def ingest_file(self, parser: Parser, src: SourceFile, sha: str, bundle: str = "",
-                    group: bool = False) -> FileResult:
-        """Parse and load one file; returns its accounting.
+                    group: bool = False, parsed: ParsedFile | None = None) -> FileResult:
+        """Parse and load one file (or load what a worker `parsed`); returns its accounting.
 
         All or nothing per file: the file is listed as `loading` and becomes `loaded` in the
         same transaction as its rows. A big file's rows are committed in chunks of `COMMIT_ROWS`
@@ -235,30 +259,53 @@ class Store:
         if not self._in_txn:
             self.con.execute("BEGIN")
             self._in_txn = True
-        file_id = self.con.execute(
-            "INSERT INTO files (file_id, path, bundle, sha256, size_bytes, parser, family, status) "
-            "VALUES (nextval('file_id_seq'), ?, ?, ?, ?, ?, ?, 'loading') RETURNING file_id",
-            [src.rel, bundle, sha, size, parser.name, parser.family]).fetchone()[0]
+        file_id = self._next_file_id()
+        # a small file of a group commits with the group: its `files` row is written with its
+        # rows, already `loaded`; any other file is marked `loading` before its first rows
         defer = group and size < GROUP_BYTES
+        self._unmarked = (file_id, src.rel, bundle, sha, size, parser.name, parser.family)
+        if not defer:
+            self._mark_loading()
         loader = _Loader(lambda table, buf: self._insert(table, file_id, parser.family, src.rel,
                                                          buf, defer), commit=self._commit_chunk)
         try:
-            addresses, ifmaps = self._lookup_maps()
-            sink = Sink(flush=loader.put, addresses=addresses, ifmaps=ifmaps)
-            try:
-                parser.parse(src, sink)
-                if src.read_error:
-                    sink.reject(sink.current_line + 1, src.read_error + "; records before it were loaded", "")
-                sink.close()
-            finally:
+            sink: Sink | ParsedFile
+            if parsed is not None and defer:  # a worker parsed it: nothing to overlap
                 loader.finish()
-            self.con.execute(
-                "UPDATE files SET status = 'loaded', records_read = ?, loaded = ?, rejected = ?, "
-                "rows_written = ?, ingested_at = current_timestamp WHERE file_id = ?",
-                [sink.loaded + sink.rejected, sink.loaded, sink.rejected, sum(sink.rows.values()), file_id])
+                sink = parsed
+                for table, buf in parsed.batches:
+                    self._insert(table, file_id, parser.family, src.rel, buf, defer)
+            elif parsed is not None:
+                sink = parsed
+                try:
+                    for table, buf in parsed.batches:
+                        loader.put(table, buf)
+                finally:
+                    loader.finish()
+            else:
+                addresses, ifmaps = self.lookup_maps()
+                sink = Sink(flush=loader.put, addresses=addresses, ifmaps=ifmaps)
+                try:
+                    parser.parse(src, sink)
+                    if src.read_error:
+                        sink.reject(sink.current_line + 1,
+                                    src.read_error + "; records before it were loaded", "")
+                    sink.close()
+                finally:
+                    loader.finish()
+            counts = [sink.loaded + sink.rejected, sink.loaded, sink.rejected, sum(sink.rows.values())]
+            if self._unmarked is not None:  # no chunk commit came: the row goes with the rows
+                self._pending_files.append((*self._unmarked, *counts))
+                self._unmarked = None
+            else:
+                self.con.execute(
+                    "UPDATE files SET status = 'loaded', records_read = ?, loaded = ?, rejected = ?, "
+                    "rows_written = ?, ingested_at = current_timestamp WHERE file_id = ?",
+                    [*counts, file_id])
         except BaseException as exc:
             self.con.execute("ROLLBACK")
-            self._pending, self._pending_rows = {}, 0
+            self._pending, self._pending_rows, self._pending_files = {}, 0, []
+            self._unmarked = None
             self._in_txn = False
             self._maps = None
             self._remove_files([file_id])
@@ -289,8 +336,19 @@ class Store:
             self._in_txn = False
         self._group, self._group_rows = [], 0
 
+    def _mark_loading(self) -> None:
+        """Write the `loading` row of the file being loaded (before any of its rows commit)."""
+        if self._unmarked is not None:
+            self.con.execute(
+                "INSERT INTO files (file_id, path, bundle, sha256, size_bytes, parser, family, "
+                "status) VALUES (?, ?, ?, ?, ?, ?, ?, 'loading')", list(self._unmarked))
+            self._unmarked = None
+
     def _commit_chunk(self) -> None:
-        self._flush_pending()  # a file listed as loaded never commits without its rows
+        # a crash after this commit must find the file being loaded listed as `loading`, and
+        # a file listed as loaded never commits without its rows
+        self._mark_loading()
+        self._flush_pending()
         self.con.execute("COMMIT")
         self.con.execute("BEGIN")
         self._group, self._group_rows = [], 0  # durable now: a failure must not load them twice
@@ -320,8 +378,8 @@ class Store:
             return
         self.con.execute(
             "INSERT INTO files (file_id, path, bundle, sha256, size_bytes, status, reason) "
-            "VALUES (nextval('file_id_seq'), ?, ?, ?, ?, 'skipped', ?)",
-            [src.rel, bundle, sha, src.path.stat().st_size, reason])
+            "VALUES (?, ?, ?, ?, ?, 'skipped', ?)",
+            [self._next_file_id(), src.rel, bundle, sha, src.path.stat().st_size, reason])
         if self._in_txn:
             self._group.append(lambda: self.record_skipped(src, sha, reason, bundle))
 
@@ -368,6 +426,16 @@ class _Loader:
         self.thread.join()
         if self.error is not None:
             raise self.error
+
+
+def frame_of(table: str, buf: dict[str, list] | pl.DataFrame) -> pl.DataFrame:
+    """A Sink batch (columns as lists, or a frame) as a frame with the store's column types."""
+    if isinstance(buf, pl.DataFrame):
+        types = _overrides(table)
+        if all(buf.schema.get(c) == t for c, t in types.items() if c in buf.schema):
+            return buf  # a worker's frame, already converted
+        return buf.cast(types, strict=False)  # type: ignore[arg-type]
+    return pl.DataFrame(buf, schema_overrides=_overrides(table), strict=False)
 
 
 def _height(buf) -> int:

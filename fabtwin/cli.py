@@ -48,11 +48,15 @@ def main() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 @click.option("--strict", is_flag=True, help="Exit 4 when any record was rejected.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-def ingest(bundle: Path, db: str, as_json: bool, strict: bool, quiet: bool) -> None:
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Processes parsing files [default: FABTWIN_INGEST_WORKERS, else the cores].")
+def ingest(bundle: Path, db: str, as_json: bool, strict: bool, quiet: bool,
+           workers: int | None) -> None:
     """Load a trace bundle (directory or file) into the store at --db.
 
     Files are recognized by content; the same content twice adds nothing. Every rejected record
-    is kept in the `rejects` table with file, line, reason and raw text.
+    is kept in the `rejects` table with file, line, reason and raw text. Files are parsed on
+    every core; the store is the same whatever the number of workers.
     """
     from collectors.ingest import BundleError
     from collectors.lake import is_lake, lake_totals, open_for_ingest  # a directory: a Parquet lake
@@ -63,7 +67,8 @@ def ingest(bundle: Path, db: str, as_json: bool, strict: bool, quiet: bool) -> N
             for path in store.interrupted:
                 click.echo(f"fabtwin: removed {path}: an earlier ingest was interrupted while "
                            "loading it", err=True)
-            summary = _ingest_with_progress(store, bundle, show=not quiet and err.is_terminal)
+            summary = _ingest_with_progress(store, bundle, not quiet and err.is_terminal,
+                                             workers)
         if is_lake(db):
             summary.totals = lake_totals(db)
     except (BundleError, StoreError) as exc:
@@ -81,11 +86,12 @@ def ingest(bundle: Path, db: str, as_json: bool, strict: bool, quiet: bool) -> N
         sys.exit(4)
 
 
-def _ingest_with_progress(store: Store, bundle: Path, show: bool) -> IngestSummary:
+def _ingest_with_progress(store: Store, bundle: Path, show: bool,
+                          workers: int | None = None) -> IngestSummary:
     from collectors.ingest import ingest_bundle
 
     if not show:
-        return ingest_bundle(store, bundle)
+        return ingest_bundle(store, bundle, workers=workers)
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
     columns = (TextColumn("ingest"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
@@ -96,7 +102,7 @@ def _ingest_with_progress(store: Store, bundle: Path, show: bool) -> IngestSumma
         def on_progress(rel: str, done: int, total: int) -> None:
             bar.update(task, completed=done, total=total, description=rel)
 
-        return ingest_bundle(store, bundle, progress=on_progress)
+        return ingest_bundle(store, bundle, progress=on_progress, workers=workers)
 
 
 def _print_summary(summary: IngestSummary) -> None:

@@ -7,6 +7,15 @@
 -- A series (device, ifname, metric, qualifier) is partitioned by its 64-bit hash: sorting on one
 -- integer instead of four strings halves the cost (two series of 100,000 would share a hash
 -- with a probability of 3e-10).
+-- the increase of a counter from `prev` to `value`: a decrease is a wrap when `prev` was in the top
+-- half of the 32-bit range and the series never exceeded 2^32 (or in the top half of the 64-bit
+-- range); any other decrease is a reset (NULL)
+CREATE OR REPLACE MACRO counter_delta(value, prev, series_max) AS CASE
+    WHEN value >= prev THEN value - prev
+    WHEN prev >= 2147483648 AND series_max < 4294967296 THEN value + 4294967296 - prev
+    WHEN prev >= 9223372036854775808 THEN value + 18446744073709551616 - prev
+END;
+
 CREATE OR REPLACE VIEW counter_rates AS
 WITH s AS (
     SELECT s.device, s.ifname, s.counter, s.qualifier, s.metric, s.ts, s.value, s.file_id, s.line,
@@ -22,12 +31,7 @@ WITH s AS (
     -- file and line break ties of ts (overlapping bundles), so every store agrees
     WINDOW w AS (PARTITION BY series ORDER BY ts, file_id, line)
 ), r AS (
-    SELECT *,
-        CASE
-            WHEN value >= prev THEN value - prev
-            WHEN prev >= 2147483648 AND series_max < 4294967296 THEN value + 4294967296 - prev
-            WHEN prev >= 9223372036854775808 THEN value + 18446744073709551616 - prev
-        END AS raw_delta
+    SELECT *, counter_delta(value, prev, series_max) AS raw_delta
     FROM d
     WHERE prev IS NOT NULL AND ts > prev_ts
 )
@@ -52,21 +56,56 @@ FROM (
 QUALIFY row_number() OVER (PARTITION BY device, ifname, counter, qualifier ORDER BY n DESC, metric) = 1;
 
 -- per-port rates, one row per port and sample time (queues and priorities summed, one source
--- per counter: see preferred_metrics)
-CREATE OR REPLACE VIEW port_rates AS
-SELECT device, ifname, ts, max(interval_s) AS interval_s,
-    sum(rate) FILTER (WHERE counter = 'rx_bytes')     AS rx_bytes_per_s,
-    sum(rate) FILTER (WHERE counter = 'tx_bytes')     AS tx_bytes_per_s,
-    sum(rate) FILTER (WHERE counter = 'rx_packets')   AS rx_packets_per_s,
-    sum(rate) FILTER (WHERE counter = 'tx_packets')   AS tx_packets_per_s,
-    sum(rate) FILTER (WHERE counter = 'ecn_marked')   AS ecn_marked_per_s,
-    sum(rate) FILTER (WHERE counter = 'rx_pause')     AS rx_pause_per_s,
-    sum(rate) FILTER (WHERE counter = 'tx_pause')     AS tx_pause_per_s,
-    sum(rate) FILTER (WHERE counter IN ('rx_discards', 'tx_discards', 'no_buffer_drops', 'wred_drops')) AS discards_per_s,
-    sum(rate) FILTER (WHERE counter IN ('rx_errors', 'tx_errors', 'rx_fcs_errors', 'symbol_errors')) AS errors_per_s,
-    bool_or(reset) AS reset
-FROM counter_rates JOIN preferred_metrics USING (device, ifname, counter, qualifier, metric)
-GROUP BY ALL;
+-- per counter: see preferred_metrics). The same rates as counter_rates, computed narrow: only the
+-- counters summed here, and series and ports as 64-bit hashes through the window and the
+-- grouping (names joined back at the end), which is 2x faster on big stores.
+-- `port_rates_part(part, parts)`: the ports with hash(device, ifname) % parts = part; a big store's
+-- rates computed a part at a time stay within memory instead of spilling.
+CREATE OR REPLACE MACRO port_rates_part(part, parts) AS TABLE
+WITH pm AS (
+    SELECT hash(device, ifname, metric, qualifier) AS series, hash(device, ifname) AS port,
+        device, ifname, counter
+    FROM preferred_metrics
+    WHERE counter IN ('rx_bytes', 'tx_bytes', 'rx_packets', 'tx_packets', 'ecn_marked', 'rx_pause',
+        'tx_pause', 'rx_discards', 'tx_discards', 'no_buffer_drops', 'wred_drops', 'rx_errors',
+        'tx_errors', 'rx_fcs_errors', 'symbol_errors')
+        AND hash(device, ifname) % parts = part
+), s AS (
+    SELECT hash(device, ifname, metric, qualifier) AS series, ts, value, file_id, line
+    FROM samples
+    WHERE counter IN (SELECT DISTINCT counter FROM pm) AND value IS NOT NULL AND isfinite(value)
+), d AS (
+    SELECT series, ts, value, lag(value) OVER w AS prev, lag(ts) OVER w AS prev_ts,
+        max(value) OVER (PARTITION BY series) AS series_max
+    FROM s SEMI JOIN pm USING (series)
+    WINDOW w AS (PARTITION BY series ORDER BY ts, file_id, line)
+), r AS (
+    SELECT series, ts, epoch_us(ts - prev_ts) / 1e6 AS interval_s,
+        counter_delta(value, prev, series_max) AS delta
+    FROM d WHERE prev IS NOT NULL AND ts > prev_ts
+), g AS (
+    SELECT port, ts, max(interval_s) AS interval_s,
+        sum(delta / interval_s) FILTER (WHERE counter = 'rx_bytes')   AS rx_bytes_per_s,
+        sum(delta / interval_s) FILTER (WHERE counter = 'tx_bytes')   AS tx_bytes_per_s,
+        sum(delta / interval_s) FILTER (WHERE counter = 'rx_packets') AS rx_packets_per_s,
+        sum(delta / interval_s) FILTER (WHERE counter = 'tx_packets') AS tx_packets_per_s,
+        sum(delta / interval_s) FILTER (WHERE counter = 'ecn_marked') AS ecn_marked_per_s,
+        sum(delta / interval_s) FILTER (WHERE counter = 'rx_pause')   AS rx_pause_per_s,
+        sum(delta / interval_s) FILTER (WHERE counter = 'tx_pause')   AS tx_pause_per_s,
+        sum(delta / interval_s) FILTER (WHERE counter IN ('rx_discards', 'tx_discards',
+            'no_buffer_drops', 'wred_drops')) AS discards_per_s,
+        sum(delta / interval_s) FILTER (WHERE counter IN ('rx_errors', 'tx_errors',
+            'rx_fcs_errors', 'symbol_errors')) AS errors_per_s,
+        bool_or(delta IS NULL) AS reset
+    FROM r JOIN pm USING (series)
+    GROUP BY ALL
+)
+SELECT p.device, p.ifname, g.ts, g.interval_s, g.rx_bytes_per_s, g.tx_bytes_per_s,
+    g.rx_packets_per_s, g.tx_packets_per_s, g.ecn_marked_per_s, g.rx_pause_per_s,
+    g.tx_pause_per_s, g.discards_per_s, g.errors_per_s, g.reset
+FROM g JOIN (SELECT DISTINCT port, device, ifname FROM pm) p USING (port);
+
+CREATE OR REPLACE VIEW port_rates AS SELECT * FROM port_rates_part(0, 1);
 
 -- the latest value of every gauge and state (speed, oper status, queue depth) per port
 CREATE OR REPLACE VIEW port_gauges AS

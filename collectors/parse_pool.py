@@ -1,0 +1,185 @@
+"""Parse a bundle's files on several cores; the store inserts what the workers parsed.
+
+Parsing is Python (one core per process), inserting is DuckDB in the one process that holds the
+store. So `ingest_bundle` hands the files to a pool of worker processes (`parse_task`), which
+hash each file, skip the ones the store already holds, run the file's parser into a Sink that
+keeps its batches as polars frames, and send them back; the store then loads each file's batches
+in the same transactions, and the same order, as a serial ingest would (`Store.ingest_file` with
+`parsed=`). Results come back in submission order, so file ids, and so every table, are the same
+as a serial ingest's; at most a few files are in flight, so memory stays bounded.
+
+The lookups parsers need from earlier files (management addresses, ibdev2netdev maps) reach the
+workers through a pickle file written once per version of the maps: the files of one priority
+level all see the maps as they were after the levels before (see `collectors.registry`).
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import pickle
+import tempfile
+import zlib
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+from pathlib import Path
+
+from collectors.registry import parsers, recognize
+from collectors.source import Sink, SourceFile
+
+# files at or above this size are parsed in the store's own process, streamed in batches (their
+# rows would not fit in one message); the pool takes the rest
+POOL_MAX_BYTES = 8 << 20
+POOL_MIN_FILES = 32  # fewer files than this: a pool would cost more to start than it saves
+
+
+def default_workers() -> int:
+    """Worker processes for parsing: `FABTWIN_INGEST_WORKERS`, else the machine's cores."""
+    env = os.environ.get("FABTWIN_INGEST_WORKERS")
+    if env:
+        return max(1, int(env))
+    return max(1, min(os.cpu_count() or 1, 8))
+
+
+@dataclass
+class ParsedFile:
+    """One file as a worker parsed it: its batches and its accounting (Sink's fields)."""
+
+    rel: str
+    sha: str
+    status: str  # parsed | unchanged | failed
+    reason: str | None = None
+    batches: list[tuple[str, object]] = field(default_factory=list)
+    loaded: int = 0
+    rejected: int = 0
+    rows: dict[str, int] = field(default_factory=dict)
+    first_reject: tuple[int, str, str] | None = None
+
+
+@dataclass(frozen=True)
+class Task:
+    """What a worker needs to parse one file."""
+
+    src: SourceFile
+    parser: str
+    maps_version: int
+
+
+# worker-process state, set by _init and the first task of each maps version
+_KNOWN: frozenset[tuple[str, str]] = frozenset()
+_MAPS_PATH = ""
+_MAPS: tuple[int, dict, dict] | None = None
+_PARSERS: dict[str, object] = {}
+
+
+def _init(known: frozenset[tuple[str, str]], maps_path: str) -> None:
+    global _KNOWN, _MAPS_PATH, _PARSERS
+    _KNOWN, _MAPS_PATH = known, maps_path
+    _PARSERS = {p.name: p for p in parsers()}
+
+
+def _maps(version: int) -> tuple[dict, dict]:
+    global _MAPS
+    if _MAPS is None or _MAPS[0] != version:
+        with open(f"{_MAPS_PATH}.{version}", "rb") as fh:
+            addresses, ifmaps = pickle.load(fh)
+        _MAPS = (version, addresses, ifmaps)
+    return dict(_MAPS[1]), dict(_MAPS[2])
+
+
+def parse_file(parser, src: SourceFile, sha: str, addresses: dict, ifmaps: dict) -> ParsedFile:
+    """Run `parser` over `src` into frames, with the accounting `Store.ingest_file` records."""
+    from collectors.store import frame_of  # the store's own conversion, so rows are identical
+
+    out = ParsedFile(src.rel, sha, "parsed")
+
+    def keep(table: str, buf) -> None:
+        out.batches.append((table, buf if table == "rejects" else frame_of(table, buf)))
+
+    sink = Sink(flush=keep, addresses=addresses, ifmaps=ifmaps)
+    try:
+        parser.parse(src, sink)
+        if src.read_error:
+            sink.reject(sink.current_line + 1, src.read_error + "; records before it were loaded", "")
+        sink.close()
+    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        return ParsedFile(src.rel, sha, "failed", reason=f"{src.rel}: {exc}")
+    out.loaded, out.rejected, out.rows = sink.loaded, sink.rejected, dict(sink.rows)
+    out.first_reject = sink.first_reject
+    return out
+
+
+def recognize_file(item: tuple[Path, str]) -> str | None:
+    """A worker's first job: the name of the parser that reads this file, or None."""
+    from collectors.ingest import head_of
+
+    path, rel = item
+    parser = recognize(head_of(path), rel)
+    return parser.name if parser else None
+
+
+def parse_task(task: Task) -> ParsedFile:
+    """A worker's job: hash the file; unless the store has it, parse it."""
+    from collectors.store import sha256_of
+
+    sha = sha256_of(task.src.path)
+    if (task.src.rel, sha) in _KNOWN:
+        return ParsedFile(task.src.rel, sha, "unchanged")
+    addresses, ifmaps = _maps(task.maps_version)
+    return parse_file(_PARSERS[task.parser], task.src, sha, addresses, ifmaps)
+
+
+class ParsePool:
+    """Worker processes parsing files in order; `run(tasks)` yields their results in order."""
+
+    def __init__(self, workers: int, known: Iterable[tuple[str, str]]) -> None:
+        self._dir = tempfile.TemporaryDirectory(prefix="fabtwin-maps-")
+        self._maps_path = str(Path(self._dir.name) / "maps")
+        self.version = -1
+        self.workers = workers
+        # spawn, not fork: the parent holds DuckDB and polars thread pools, which fork would copy
+        self._pool = ProcessPoolExecutor(
+            workers, mp_context=get_context("spawn"), initializer=_init,
+            initargs=(frozenset(known), self._maps_path))
+
+    def set_maps(self, addresses: dict, ifmaps: dict) -> int:
+        """Publish the lookups the next tasks parse with; returns their version."""
+        self.version += 1
+        with open(f"{self._maps_path}.{self.version}", "wb") as fh:
+            pickle.dump((addresses, ifmaps), fh, protocol=pickle.HIGHEST_PROTOCOL)
+        return self.version
+
+    def recognize(self, files: list[tuple[Path, str]]) -> list[object | None]:
+        """The parser of each (path, bundle-relative name), sniffed by the workers."""
+        names = self._pool.map(recognize_file, files, chunksize=max(1, min(256, len(files) // 16)))
+        by_name = {p.name: p for p in parsers()}
+        return [by_name[n] if n else None for n in names]
+
+    def run(self, tasks: Iterable[Task], ahead: int | None = None) -> Iterator[ParsedFile]:
+        """Parse `tasks`, at most `ahead` in flight, yielding results in the tasks' order."""
+        ahead = ahead or 2 * self.workers
+        pending: list[Future] = []
+        it = iter(tasks)
+        for task in it:
+            pending.append(self._pool.submit(parse_task, task))
+            if len(pending) >= ahead:
+                break
+        while pending:
+            result = pending.pop(0).result()
+            task = next(it, None)
+            if task is not None:
+                pending.append(self._pool.submit(parse_task, task))
+            yield result
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        self._dir.cleanup()
+
+    def __enter__(self) -> ParsePool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
