@@ -116,8 +116,11 @@ def ingest_bundle(
     bundle: str | Path,
     progress: Callable[[str, int, int], None] | None = None,
     workers: int | None = None,
+    totals: bool = True,
 ) -> IngestSummary:
     """Ingest every file of `bundle` into `store`; `progress(path, done_bytes, total_bytes)`.
+    `totals=False` leaves `summary.totals` empty (they scan the whole store: seconds on a big
+    one).
 
     Files are parsed by `workers` processes (default: `parse_pool.default_workers()`, the
     machine's cores; 1 parses in this process) when the bundle has enough of them; the result,
@@ -164,7 +167,8 @@ def ingest_bundle(
     store.commit()
     if progress:
         progress("", total, total)
-    summary.totals = store_totals(store)
+    if totals:
+        summary.totals = store_totals(store)
     return summary
 
 

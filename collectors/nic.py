@@ -43,6 +43,7 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import TextIO
 
+from collectors.nic_fast import parse_common_shapes
 from collectors.source import Sink, SourceFile
 from collectors.timeparse import NS, TimeError, parse_epoch, parse_iso, tz_from_name
 
@@ -299,8 +300,14 @@ class NicSnapshotParser:
             return False
 
     def parse(self, src: SourceFile, sink: Sink) -> None:
-        """Stream the file; one record per counter line (per line for `rdma statistic`)."""
-        _FileParse(src, sink).run()
+        """Stream the file; one record per counter line (per line for `rdma statistic`).
+
+        The two shapes loops write (`collectors.nic_fast`) are read vectorized, same rows."""
+        parse = _FileParse(src, sink)
+        if parse.host is not None and parse_common_shapes(src, sink, parse.host, parse._ifname,
+                                                          qualifier):
+            return
+        parse.run()
 
 
 def _sniff(head: str) -> bool:

@@ -105,7 +105,7 @@ def investigate(bundle: str | Path, db: str | Path, t_from: datetime | None = No
     """Ingest `bundle` into `db` (files already there are reused), replay and diagnose it.
     `db` is a DuckDB file or a Parquet lake directory (collectors.lake)."""
     with open_for_ingest(db) as store:
-        ingest_bundle(store, bundle)
+        ingest_bundle(store, bundle, totals=False)
     with open_for_replay(db) as con:
         summary, incidents = replay_and_diagnose(con, t_from, t_to, window_s)
         t0, t1 = con.execute("SELECT min(ts), max(ts) FROM samples").fetchone()
