@@ -28,7 +28,7 @@ from replay.impact import add_impact
 def diagnose(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
              t_to: datetime | None = None) -> list[Incident]:
     """Every detector's incidents overlapping [t_from, t_to], ranked by score (then start)."""
-    with rates_once(con):
+    with views_once(con):
         incidents: list[Incident] = []
         for detector in DETECTORS:
             incidents.extend(detector(con))
@@ -41,14 +41,18 @@ def diagnose(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
     return incidents
 
 
+# views every replay and detector reads, each a scan of every sample: computed once per analysis
+SHADOWED_VIEWS = ("port_rates", "link_state_intervals")
+
+
 @contextmanager
-def rates_once(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """Within this block `port_rates` is computed once: a temp table of the same name shadows
-    the view (replay and every detector read it; the view recomputes the rates each time).
-    Memory: FABTWIN_ANALYSIS_MEMORY (default 4GB) while it lasts."""
+def views_once(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Within this block `port_rates` and `link_state_intervals` are computed once: temp tables
+    of the same names shadow the views (replay and every detector read them; a view computes
+    again each time). Memory: FABTWIN_ANALYSIS_MEMORY (default 4GB) while it lasts."""
     if con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary "
                    "AND table_name = 'port_rates'").fetchone()[0]:
-        yield  # an enclosing block made it
+        yield  # an enclosing block made them
         return
     main = f'"{con.execute("SELECT current_database()").fetchone()[0]}".main'
     # windows over every sample need more room than ingest's flat 512MB (they spill beyond it)
@@ -56,10 +60,12 @@ def rates_once(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
     raised = _set_memory(con, os.environ.get("FABTWIN_ANALYSIS_MEMORY", "4GB"))
     try:
-        con.execute(f"CREATE TEMP TABLE port_rates AS SELECT * FROM {main}.port_rates")
+        for view in SHADOWED_VIEWS:
+            con.execute(f"CREATE TEMP TABLE {view} AS SELECT * FROM {main}.{view}")
         yield
     finally:
-        con.execute("DROP TABLE IF EXISTS temp.port_rates")
+        for view in SHADOWED_VIEWS:
+            con.execute(f"DROP TABLE IF EXISTS temp.{view}")
         if raised:
             _set_memory(con, limit)
 
@@ -93,7 +99,7 @@ def replay_and_diagnose(con: duckdb.DuckDBPyConnection, t_from: datetime | None 
                         routing: str = "ar", **parallel) -> tuple[ReplaySummary, list[Incident]]:
     """Replay the store through the twin, diagnose, and store the incidents (`parallel`:
     executor, workers, address, chunk_windows of `replay.expected.replay`)."""
-    with rates_once(con):
+    with views_once(con):
         summary = replay(con, t_from, t_to, window_s, routing, **parallel)
         incidents = diagnose(con, t_from, t_to)
     store_incidents(con, incidents)
