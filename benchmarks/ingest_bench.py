@@ -1,6 +1,7 @@
 """Ingest throughput and peak memory against DuckDB's own readers of the same files.
 
     python benchmarks/ingest_bench.py [--samples 5000000] [--dir bench_out] [--small-files 2000]
+        [--parse-only] [--bundle DIR ...] [--skip-big]
 
 Generates N counter samples twice: as gnmic `event` JSON lines (one event per port and time,
 8 counter values each, values as JSON strings the way Cumulus streams them) and as Prometheus
@@ -8,8 +9,11 @@ text with ms timestamps (one sample per line). Each measurement runs in a fresh 
 `fabtwin ingest` end to end into a new store, and DuckDB's `read_json` / `read_csv` of the same
 file into a table. Prints samples/s, peak RSS and the ratio of the two times. `--small-files N`
 also times a bundle of N small gnmic event files (one per switch port, 64 samples each, the shape
-of a long capture cut per device and hour) and prints the cost per file. Run by hand, never from
-the tests.
+of a long capture cut per device and hour) and prints the cost per file. `--parse-only` also
+times each file's parser alone (no store), on one core (`POLARS_MAX_THREADS=1`), as samples per
+CPU second: the per-core figure a pool of parsing processes scales. `--bundle DIR` times
+`ingest_bundle` of existing bundles (the real shapes: gzip, one value per line, status words).
+Run by hand, never from the tests.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import argparse
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -80,6 +85,19 @@ def write_prom(path: Path, samples: int) -> int:
     return n
 
 
+def generated(path: Path, samples: int, write) -> int:
+    """`write(path, samples)` unless a run with the same `samples` left the file (a sidecar
+    `.samples` file says so); returns the file's sample count."""
+    mark = path.with_suffix(path.suffix + ".samples")
+    if path.is_file() and mark.is_file():
+        asked, n = (int(x) for x in mark.read_text().split())
+        if asked == samples:
+            return n
+    n = write(path, samples)
+    mark.write_text(f"{samples} {n}\n")
+    return n
+
+
 def write_small_files(root: Path, count: int) -> int:
     """`count` small gnmic event files of 8 events (64 samples) each; returns the sample count."""
     root.mkdir(parents=True, exist_ok=True)
@@ -125,6 +143,52 @@ def run_child(code: str) -> tuple[float, float, str]:
     return wall, int(peak_kb) / 1024, "\n".join(lines)
 
 
+def measure_parse(path: Path, rel: str) -> tuple[float, float, int]:
+    """The file's parser alone in a fresh one-core process: (CPU s, wall s, samples)."""
+    code = f"""
+import resource, time
+from pathlib import Path
+import pyarrow  # imported by every ingest anyway (collectors.normalized)
+from collectors.ingest import head_of
+from collectors.registry import recognize
+from collectors.source import Sink, SourceFile
+path = Path({str(path)!r})
+parser = recognize(head_of(path), {rel!r})
+sink = Sink(flush=lambda table, rows: None)
+r0, t0 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+parser.parse(SourceFile(path, {rel!r}), sink)
+sink.close()
+r1, t1 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+cpu = r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime
+print(cpu, t1 - t0, sink.rows["samples"])
+"""
+    env = {**os.environ, "POLARS_MAX_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env=env).stdout.split()
+    return float(out[0]), float(out[1]), int(out[2])
+
+
+def measure_bundle(bundle: Path, db: Path) -> None:
+    """Print the end-to-end ingest of an existing bundle."""
+    for p in (db, Path(str(db) + ".wal")):
+        if p.exists():
+            os.remove(p)
+    wall, rss, out = run_child(f"""
+import time
+from collectors.ingest import ingest_bundle
+from collectors.store import Store
+with Store.open({str(db)!r}) as s:
+    t = time.perf_counter()
+    r = ingest_bundle(s, {str(bundle)!r})
+    print(time.perf_counter() - t, r.totals["samples"], sum(f.rejected for f in r.files))
+""")
+    inner, samples, rejected = out.split()
+    n = int(samples)
+    print(f"bundle {bundle}: {n:,} samples ({rejected} rejects) in {wall:.2f} s "
+          f"({n / wall:,.0f}/s; {float(inner):.2f} s in ingest_bundle, {n / float(inner):,.0f}/s), "
+          f"peak {rss:.0f} MB")
+
+
 def measure(path: Path, db: Path, reference_sql: str) -> dict:
     ours = f"""
 from collectors.ingest import ingest_bundle
@@ -154,9 +218,16 @@ def main() -> None:
     ap.add_argument("--gzip", action="store_true", help="also time gzip-compressed inputs")
     ap.add_argument("--small-files", type=int, default=0, metavar="N",
                     help="also time a bundle of N small files")
-    ap.add_argument("--skip-big", action="store_true", help="only the small-files case")
+    ap.add_argument("--skip-big", action="store_true",
+                    help="not the generated big files (only --small-files / --bundle)")
+    ap.add_argument("--parse-only", action="store_true",
+                    help="also time each parser alone, per core")
+    ap.add_argument("--bundle", type=Path, action="append", default=[], metavar="DIR",
+                    help="also time the ingest of this existing bundle (repeatable)")
     args = ap.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)
+    for i, bundle in enumerate(args.bundle):
+        measure_bundle(bundle, args.dir / f"bench_bundle_{i}.duckdb")
     if args.small_files:
         small = args.dir / f"small_{args.small_files}"
         if not small.is_dir():
@@ -170,9 +241,9 @@ def main() -> None:
     ev = args.dir / "gnmic_event.jsonl"
     pr = args.dir / "metrics.prom"
     t = time.perf_counter()
-    n_ev = write_gnmic_event(ev, args.samples)
-    n_pr = write_prom(pr, args.samples)
-    print(f"generated {n_ev:,} + {n_pr:,} samples in {time.perf_counter() - t:.1f} s "
+    n_ev = generated(ev, args.samples, write_gnmic_event)
+    n_pr = generated(pr, args.samples, write_prom)
+    print(f"{n_ev:,} + {n_pr:,} samples ready in {time.perf_counter() - t:.1f} s "
           f"({ev.stat().st_size / 1e6:.0f} MB, {pr.stat().st_size / 1e6:.0f} MB)")
     cases.append(("gnmic event JSONL", ev, n_ev,
                   f"CREATE TABLE t AS SELECT * FROM read_json('{ev}', format='newline_delimited')"))
@@ -190,7 +261,7 @@ def main() -> None:
     print(f"{'input':<26}{'samples':>11}{'ours s':>9}{'ours/s':>12}{'peak MB':>9}"
           f"{'duckdb s':>10}{'rows/s':>12}{'ratio':>7}")
     for name, path, n, ref_sql in cases:
-        db = args.dir / f"bench_{abs(hash(name))}.duckdb"
+        db = args.dir / f"bench_{re.sub(r'[^a-z0-9]+', '_', name.lower())}.duckdb"
         for p in (db, Path(str(db) + ".wal")):
             if p.exists():
                 os.remove(p)
@@ -201,6 +272,14 @@ def main() -> None:
               f"{r['wall'] / r['ref_wall']:>7.2f}")
     print("ratio = our wall time / DuckDB's reader on the same file (lower is better); "
           "peak MB = the ingesting process's max RSS")
+    if args.parse_only:
+        print(f"{'parser alone, one core':<26}{'samples':>11}{'cpu s':>9}{'per cpu-s':>12}"
+              f"{'wall s':>9}")
+        for name, path, n, _ in cases:
+            rel = ("prom/" if "Prometheus" in name else "gnmi/") + path.name
+            cpu, wall, got = measure_parse(path, rel)
+            assert got == n, (got, n)
+            print(f"{name:<26}{n:>11,}{cpu:>9.2f}{n / cpu:>12,.0f}{wall:>9.2f}")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,13 @@ gathering names from those tables. Any other record, or any odd value (enums, te
 numbers float() reads but that do not start like one), goes value by value; both paths give the
 same rows in the same order, with the same accounting.
 
+Faster still, for the shapes real captures are made of (gnmic's split events and one-update
+notifications: one value per line, a few hundred bytes of JSON around it), whole blocks of lines
+are read with polars string kernels (`_Lines`): a line in gnmic's own member order with one plain
+number or status word is checked by one pattern and cut by literal finds, and lines of the same
+shape (everything but timestamp, time and value) share the plan the per-record fast path makes
+from the first of them. Every other line of the block is read as above, in file order.
+
 Numeric samples keep the leaf name (`in-octets`, `transmit-octets`); `counter_map_gnmi.csv`
 maps them to canonical counters. Interface keys (`interface[name=..]`, `port[port-id=..]`, the
 event tags `interface_name`, `port_port-id`) give the ifname; other keys become qualifiers
@@ -25,7 +32,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from operator import itemgetter
@@ -35,6 +42,7 @@ import numpy as np
 import orjson
 import polars as pl
 
+from collectors.lineblocks import BLOCK_BYTES, LineBlock, line_blocks
 from collectors.source import Sink, SourceFile
 from collectors.timeparse import TimeError, parse_any, parse_iso
 
@@ -55,10 +63,10 @@ _NUMSTART = frozenset("0123456789-+.")
 _NO_DEVICE = "no 'source' in the record and the file name names no device"
 _CACHE_MAX = 200_000
 MAX_DOC_CHARS = 64 * 1024 * 1024
-# the vectorized path: records whose values are all plain numbers gather per record (values,
+# the per-record fast path: records whose values are all plain numbers gather per record (values,
 # context id, template offset, ts, line) and become a polars frame per batch of samples
-_BATCH = 200_000
-_SLOW_BATCH = 16384
+_BATCH = 200_000  # samples handed to the sink at a time (at block ends)
+_PROBE_LINES = 64  # lines a file's (a block's) head is probed with for the vectorized pass
 _TS_NS = 100_000_000_000_000_000  # an int timestamp at least this large is already ns
 _I64 = 2**63 - 1
 _NUMTYPES = frozenset({int, float, bool})
@@ -66,6 +74,7 @@ _FIRST = itemgetter(0)
 _GET_PATH = itemgetter("Path")
 _GET_VALUES = itemgetter("values")
 _dict_values = dict.values
+Rows = pl.DataFrame | tuple[list, ...] | None  # samples: a frame, or column lists (huge ts)
 
 
 # -- paths ------------------------------------------------------------------------------------
@@ -350,6 +359,19 @@ class _Scanner:
 
 
 # -- records ---------------------------------------------------------------------------------
+_SAMPLES_SCHEMA = {"ts": pl.Int64, "device": pl.String, "ifname": pl.String, "metric": pl.String,
+                   "qualifier": pl.String, "value": pl.Float64, "line": pl.Int64}
+
+
+def _slow_frame(cols: tuple[list, ...]) -> pl.DataFrame | None:
+    """The value-by-value samples as a frame; None when a timestamp is beyond Int64."""
+    ts = cols[0]
+    if min(ts) < -_I64 - 1 or max(ts) > _I64:
+        return None
+    return pl.DataFrame(dict(zip(Sink.TABLES["samples"], cols[:7], strict=True)),
+                        schema=_SAMPLES_SCHEMA, strict=False)
+
+
 class _Reader:
     """Turns decoded gnmic objects into sink rows, with per-file caches of names."""
 
@@ -384,6 +406,7 @@ class _Reader:
         self.ev_tmpl: dict[tuple, tuple[int, bool]] = {}  # event xpaths -> (offset, has keys)
         self.ev_tmpl_ctx: dict[tuple, int] = {}  # (context, xpaths) -> offset, merged qualifiers
         self.js_tmpl: dict[tuple, int] = {}  # (prefix, update paths) -> offset
+        self.line_plans: dict[str, tuple | None] = {}  # vectorized pass: line key -> plan
         self._names_cache: tuple | None = None
 
     def _context(self, dev: str, ifname: str, qual: str) -> int:
@@ -412,25 +435,35 @@ class _Reader:
         c[6].append(self.sink.current_line)
         c[7].append(len(self.f_vals))
 
-    def flush(self) -> None:
-        """Hand the gathered samples to the sink, in record order; count the fast records."""
+    def take(self) -> Rows:
+        """The samples gathered so far, in record order; counts the fast records as loaded."""
         cols = self.cols
+        out: Rows = None
         if self.f_meta:
             sink = self.sink
             sink.accept(len(self.f_meta) // 5)
             sink.current_line = max(sink.current_line, self.f_meta[-1])
-            frame = self._fast_frame()
+            out = self._fast_frame(np.array(self.f_meta, dtype=np.int64).reshape(-1, 5),
+                                   pl.Series(self.f_vals, dtype=pl.Float64))
             if cols[0]:
-                frame = self._merge(frame, cols)
-            if frame is not None:
-                sink.samples_frame(frame)
+                out = self._merge(out, cols)
             self.f_vals, self.f_meta = [], []
-            if len(self.ctx_dev) >= _CACHE_MAX or len(self.t_metric) >= _CACHE_MAX:
-                self._reset_tables()
         elif cols[0]:
-            self.sink.samples_bulk(*cols[:7])
+            out = _slow_frame(cols)
+            if out is None:
+                out = cols[:7]
         if cols[0]:
             self.cols = ([], [], [], [], [], [], [], [])
+        return out
+
+    def pending(self) -> int:
+        """Samples gathered and not taken yet."""
+        return len(self.f_vals) + len(self.cols[0])
+
+    def maybe_reset(self) -> None:
+        """Forget the name tables when they grew big (between blocks: no plan is pending)."""
+        if len(self.ctx_dev) >= _CACHE_MAX or len(self.t_metric) >= _CACHE_MAX:
+            self._reset_tables()
 
     def _names(self) -> tuple:
         """The context and template tables as polars Series, rebuilt only when they grew."""
@@ -455,17 +488,18 @@ class _Reader:
         self._names_cache = ctx_part + tmpl_part
         return self._names_cache
 
-    def _fast_frame(self) -> pl.DataFrame:
-        """The samples of the fast records: names gathered from the context and template tables.
+    def _fast_frame(self, meta: np.ndarray, values: pl.Series) -> pl.DataFrame:
+        """The samples of fast records: names gathered from the context and template tables.
 
-        Sample j of a record takes its device (and the tag ifname and qualifier, when the record
-        has them) from the record's context row, and its path ifname, qualifier and metric from
-        row `offset + j` of the record's template.
+        `meta` has a row per record (context id, template offset, value count, ts, line) and
+        `values` the records' values one after another. Sample j of a record takes its device
+        (and the tag ifname and qualifier, when the record has them) from the record's context
+        row, and its path ifname, qualifier and metric from row `offset + j` of the record's
+        template.
         """
         (_, c_dev, c_if, c_qual, has_if, all_if, no_if, no_cq,
          _, t_if, t_qual, t_metric, own, all_own, no_own, no_tq) = self._names()
-        n = len(self.f_vals)
-        meta = np.array(self.f_meta, dtype=np.int64).reshape(-1, 5)
+        n = values.len()
         counts = meta[:, 2]
         k = int(counts[0])
         rep: Any = k if (counts == k).all() else counts
@@ -500,19 +534,20 @@ class _Reader:
             "ifname": ifname,
             "metric": t_metric.gather(trow),
             "qualifier": qual,
-            "value": pl.Series(self.f_vals, dtype=pl.Float64),
+            "value": values,
             "line": np.repeat(meta[:, 4], rep),
         })
 
-    def _merge(self, frame: pl.DataFrame, cols: tuple[list, ...]) -> pl.DataFrame | None:
+    def _merge(self, frame: pl.DataFrame, cols: tuple[list, ...]) -> Rows:
         """Interleave the value-by-value samples with the fast ones, in record order.
 
         A value-by-value sample written while `pos` fast samples were pending goes after those.
+        Timestamps beyond Int64 make it column lists of Python values.
         """
-        ts = cols[0]
         pos = np.array(cols[7], dtype=np.int64)
-        n, m = frame.height, len(ts)
-        if min(ts) < -_I64 - 1 or max(ts) > _I64:  # timestamps beyond Int64: keep Python ints
+        n, m = frame.height, len(cols[0])
+        slow_frame = _slow_frame(cols)
+        if slow_frame is None:  # timestamps beyond Int64: keep Python ints
             fast = frame.rows()
             out: tuple[list, ...] = ([], [], [], [], [], [], [])
             slow = list(zip(*cols[:7], strict=True))
@@ -527,13 +562,7 @@ class _Reader:
             for k in range(j, m):
                 for col, v in zip(out, slow[k], strict=True):
                     col.append(v)
-            self.sink.samples_bulk(*out)
-            return None
-        slow_frame = pl.DataFrame(
-            dict(zip(Sink.TABLES["samples"], cols[:7], strict=True)),
-            schema={"ts": pl.Int64, "device": pl.String, "ifname": pl.String,
-                    "metric": pl.String, "qualifier": pl.String, "value": pl.Float64,
-                    "line": pl.Int64}, strict=False)
+            return out
         fast_at = np.arange(n, dtype=np.int64)
         fast_at += np.searchsorted(pos, fast_at, side="right")
         order = np.empty(n + m, dtype=np.int64)
@@ -619,8 +648,6 @@ class _Reader:
                 del col[before:]
         if reason is None:
             sink.accept()
-            if len(self.cols[0]) >= (_BATCH if self.f_meta else _SLOW_BATCH):
-                self.flush()
         else:
             sink.reject(line, reason, raw)
 
@@ -628,23 +655,33 @@ class _Reader:
     def fast_event(self, obj: dict, line: int) -> bool:
         """Gather an event whose values all become plain samples; False to read it value by
         value instead (anything unusual: the slow path decides, rejects and explains)."""
+        plan = self.event_plan(obj)
+        if plan is None:
+            return False
+        floats = _floats(obj["values"].values())
+        if floats is None:
+            return False
+        self.f_vals += floats
+        self.f_meta += (plan[0], plan[1], len(floats), obj["timestamp"], line)
+        return True
+
+    def event_plan(self, obj: dict) -> tuple[int, int] | None:
+        """(context id, template offset) of an event that may take the fast path whatever its
+        values (they must still all be plain numbers); None when it must not."""
         values = obj["values"]
         ts = obj.get("timestamp")
         tags = obj.get("tags")
         if (type(values) is not dict or not values or type(ts) is not int
                 or not _TS_NS <= ts <= _I64 or type(tags) is not dict):
-            return False
+            return None
         try:
             ctx = self.tags.get(tuple(tags.items()))
         except TypeError:
-            return False
+            return None
         if ctx is None:
             ctx = self.tag_context(tags)
         if not ctx[0]:
-            return False
-        floats = _floats(values.values())
-        if floats is None:
-            return False
+            return None
         keys = tuple(values)
         tmpl = self.ev_tmpl.get(keys)
         if tmpl is None:
@@ -654,49 +691,49 @@ class _Reader:
             off = self.ev_tmpl_ctx.get((ctx[4], keys))
             if off is None:
                 off = self._event_template_ctx(ctx, keys)
-        f_vals = self.f_vals
-        f_vals += floats
-        self.f_meta += (ctx[4], off, len(floats), ts, line)
-        if len(f_vals) >= _BATCH:
-            self.flush()
-        return True
+        return ctx[4], off
 
     def fast_notification(self, obj: dict, line: int) -> bool:
         """Gather a `json` notification of single-value updates whose values are all plain
         numbers; False to read it update by update instead."""
+        plan = self.notification_plan(obj)
+        if plan is None:
+            return False
+        floats = _floats(plan[2])
+        if floats is None:
+            return False
+        self.f_vals += floats
+        self.f_meta += (plan[0], plan[1], len(floats), obj["timestamp"], line)
+        return True
+
+    def notification_plan(self, obj: dict) -> tuple[int, int, list] | None:
+        """(context id, template offset, values) of a notification of single-value updates
+        that may take the fast path (its values must still all be plain numbers), else None."""
         ts = obj.get("timestamp")
         prefix = obj.get("prefix") or ""
         updates = obj["updates"]
         if (type(ts) is not int or not _TS_NS <= ts <= _I64 or type(prefix) is not str
                 or type(updates) is not list or not updates):
-            return False
+            return None
         try:
             paths = tuple(map(_GET_PATH, updates))
             # one value per update (unpacking fails on any other count, or on a non-object)
             vs = [v for (v,) in map(_dict_values, map(_GET_VALUES, updates))]
             off = self.js_tmpl.get((prefix, paths))
         except (KeyError, TypeError, ValueError):
-            return False
-        floats = _floats(vs)
-        if floats is None:
-            return False
+            return None
         source = obj.get("source")
         cid = self.src_ctx.get(source) if type(source) is str else None
         if cid is None:
             dev = self.device(source)
             if not dev:
-                return False
+                return None
             cid = self._device_context(source, dev)
         if off is None:
             off = self._json_template(prefix, paths)
             if off is None:
-                return False
-        f_vals = self.f_vals
-        f_vals += floats
-        self.f_meta += (cid, off, len(floats), ts, line)
-        if len(f_vals) >= _BATCH:
-            self.flush()
-        return True
+                return None
+        return cid, off, vs
 
     def _device_context(self, source: str | None, dev: str) -> int:
         cid = self.dev_ctx.get(dev)
@@ -997,66 +1034,440 @@ class _Reader:
             self.value(ts, dev, ifn, t_parts, qual, info[3], path, v, False)
 
 
-def parse_stream(src: SourceFile, sink: Sink) -> None:
-    """Read a gnmic `json` or `event` output file (both shapes may be mixed) into `sink`."""
+def parse_stream(src: SourceFile, sink: Sink, vectorized: bool = True) -> None:
+    """Read a gnmic `json` or `event` output file (both shapes may be mixed) into `sink`.
+
+    In blocks of lines: the one-line, one-value records of gnmic's own shapes are read the
+    vectorized way (`_Lines`), every other line one by one (`_LineReader`), in file order; the
+    block's samples reach the sink in record order. A file (or block) whose first lines the
+    vectorized pass would hardly take (records of several values each) is read one by one.
+    """
     reader = _Reader(src, sink)
-    scanner = _Scanner()
-    loads = orjson.loads
-    decode_error = orjson.JSONDecodeError
-    document = reader.document
-    record = reader.record
-    slow_record = reader.slow_record
-    fast_event = reader.fast_event
-    fast_notification = reader.fast_notification
+    one = _LineReader(reader)
+    out = _Out(sink)
     with src.open_text() as fh:
-        for lineno, raw in enumerate(fh, 1):
-            # the fast path: a whole object on its line, outside any open document (what
-            # `record` does, inlined)
-            if raw[0] == "{" and not scanner.depth:
-                s = raw.rstrip()
+        if not (vectorized and _vector_file(fh)):
+
+            def flush() -> None:
+                out.add(reader.take())
+                reader.maybe_reset()
+
+            one.read(enumerate(fh, 1), flush)
+        for block in line_blocks(fh, BLOCK_BYTES):
+            fast = _Lines.of(reader, block) if vectorized and _Lines.worth(block) else None
+            taken = fast.taken if fast is not None else np.zeros(len(block), dtype=bool)
+            if one.scanner.depth or not taken.all():
+                one.block(block, taken)
+            rows = reader.take()
+            if fast is not None:
+                rows = _merge_sorted(fast.frame(reader, taken), rows)
+                sink.accept(int(taken.sum()))
+                if taken.any():
+                    sink.current_line = max(sink.current_line,
+                                            block.first + int(np.flatnonzero(taken)[-1]))
+            out.add(rows)
+            reader.maybe_reset()
+    for item in one.scanner.finish():
+        reader.item(item)
+    out.add(reader.take())
+    out.flush()
+
+
+def _vector_file(fh: IO[str]) -> bool:
+    """Whether the vectorized pass would take one in ten of the file's first lines (read
+    without consuming them)."""
+    raw = getattr(fh, "buffer", None)
+    if raw is None or not hasattr(raw, "peek"):
+        return True
+    head = raw.peek(1 << 16)
+    cut = head.rfind(b"\n")
+    return cut < 0 or _Lines.worth(LineBlock(bytes(head[:cut + 1]), 1))
+
+
+class _Texts:
+    """A block's lines decoded one at a time, when few of them are read one by one."""
+
+    def __init__(self, block: LineBlock) -> None:
+        self.block = block
+
+    def __getitem__(self, i: int) -> str:
+        return self.block.text(i)
+
+    def __len__(self) -> int:
+        return len(self.block)
+
+
+class _LineReader:
+    """The lines the vectorized pass did not take, one by one, through the JSON scanner."""
+
+    def __init__(self, reader: _Reader) -> None:
+        self.reader = reader
+        self.scanner = _Scanner()
+
+    def block(self, block: LineBlock, taken: np.ndarray) -> None:
+        """Read the block's lines that are not `taken`. A line read while a multi-line document
+        is open goes to the scanner even if it was taken (it is then no longer taken)."""
+        if not taken.any():
+            self.read(enumerate(block.texts(), block.first))
+            return
+        lines = block.texts() if taken.sum() * 2 < len(block) else _Texts(block)
+        done = self.open_document(block, lines, taken, 0)  # lines before `done` are read
+        for i in np.flatnonzero(~taken & (np.diff(block.offsets) > 1)).tolist():
+            if i >= done:
+                self.line(block.first + i, lines[i])
+                done = self.open_document(block, lines, taken, i + 1)
+
+    def read(self, numbered: Iterable[tuple[int, str]],
+             flush: Callable[[], None] | None = None) -> None:
+        """Read every line (a trailing newline is dropped); `flush` is called every few
+        thousand lines when many samples are pending."""
+        reader, scanner = self.reader, self.scanner
+        loads, decode_error = orjson.loads, orjson.JSONDecodeError
+        slow_record, line_ = reader.slow_record, self.line
+        fast_event, fast_notification = reader.fast_event, reader.fast_notification
+        for lineno, raw in numbered:
+            line = raw[:-1] if raw[-1:] == "\n" else raw
+            if flush is not None and not lineno & 4095 and reader.pending() >= _BATCH:
+                flush()
+            # a whole object on its line, outside any open document: `line`, inlined
+            if line[:1] == "{" and not scanner.depth:
+                s = line.rstrip()
                 if s[-1] == "}":
                     try:
                         doc = loads(s)
                     except decode_error:
-                        for item in scanner.feed(lineno, raw.rstrip("\r\n")):
-                            reader.item(item)
-                        continue
-                    if "values" in doc:
-                        if fast_event(doc, lineno):
+                        pass
+                    else:  # `record`, inlined
+                        if "values" in doc:
+                            if fast_event(doc, lineno):
+                                continue
+                        elif ("updates" in doc and "tags" not in doc
+                              and "sync-response" not in doc
+                              and fast_notification(doc, lineno)):
                             continue
-                    elif ("updates" in doc and "tags" not in doc and "sync-response" not in doc
-                          and fast_notification(doc, lineno)):
+                        slow_record(doc, lineno, s)
                         continue
-                    slow_record(doc, lineno, s)
-                    continue
-            line = raw.rstrip("\r\n")
-            if lineno == 1:
-                line = line.lstrip("\ufeff")
-            if scanner.depth == 0:
-                s = line.strip()
-                if not s:
-                    continue
-                c = s[0]
-                if c == "{" or c == "[":
-                    if s[-1] == ("}" if c == "{" else "]"):
-                        try:
-                            doc = loads(s)
-                        except decode_error:
-                            pass
-                        else:
-                            if type(doc) is dict:
-                                record(doc, lineno, s)
-                            else:
-                                document(doc, lineno, s)
-                            continue
+            if line or scanner.depth:
+                line_(lineno, line)
+
+    def open_document(self, block: LineBlock, lines: Any, taken: np.ndarray, i: int) -> int:
+        """Read lines from `i` while a document is open; returns the first line not read."""
+        while self.scanner.depth and i < len(lines):
+            taken[i] = False
+            self.line(block.first + i, lines[i])
+            i += 1
+        return i
+
+    def line(self, lineno: int, line: str) -> None:
+        """One line (without its newline), as the stream reader takes it."""
+        reader, scanner = self.reader, self.scanner
+        if line[:1] == "{" and not scanner.depth:
+            s = line.rstrip()
+            if s[-1] == "}":
+                try:
+                    doc = orjson.loads(s)
+                except orjson.JSONDecodeError:
+                    for item in scanner.feed(lineno, line):
+                        reader.item(item)
+                    return
+                reader.record(doc, lineno, s)
+                return
+        if lineno == 1:
+            line = line.lstrip("\ufeff")
+        if scanner.depth == 0:
+            s = line.strip()
+            if not s:
+                return
+            c = s[0]
+            if c != "{" and c != "[":
+                reader.reject_text(lineno, line)
+                return
+            if s[-1] == ("}" if c == "{" else "]"):
+                try:
+                    doc = orjson.loads(s)
+                except orjson.JSONDecodeError:
+                    pass
                 else:
-                    reader.reject_text(lineno, line)
-                    continue
-            for item in scanner.feed(lineno, line):
-                reader.item(item)
-    for item in scanner.finish():
-        reader.item(item)
-    reader.flush()
+                    if type(doc) is dict:
+                        reader.record(doc, lineno, s)
+                    else:
+                        reader.document(doc, lineno, s)
+                    return
+        for item in scanner.feed(lineno, line):
+            reader.item(item)
+
+
+# -- the vectorized pass over a block ----------------------------------------------------------
+# A line it takes is one whole record in gnmic's own member order, ASCII, no escapes, whose
+# values are all plain numbers (JSON numbers, or strings of digits, as Cumulus streams them):
+# what the one-by-one reader turns into plain samples in `fast_event` / `fast_notification`. The
+# pattern checks the whole line; the rest is cut with literal finds. Lines of the same shape
+# (tags, or source and prefix, and value paths: everything but the timestamp, time and values)
+# share a plan (context id, template offset), made once from the first of them the way the
+# one-by-one reader makes it; the samples are then gathered from the name tables.
+_S = r'[ !#-\[\]-~]*'  # a JSON string's text: printable ASCII without quotes or backslashes
+_S1 = r'[ !#-\[\]-~]+'
+# numbers float() and the JSON readers read to the same double: quoted, any digits; bare, what
+# orjson reads exactly (no -0, which it reads as the integer 0)
+_QNUM = r'-?[0-9]{1,20}(?:\.[0-9]{1,20})?(?:[eE][+-]?[0-9]{1,3})?'
+_BNUM = (r'(?:-?[1-9][0-9]{0,17}|0)(?:\.[0-9]{1,16})?(?:[eE][+-]?[0-9]{1,2})?'
+         r'|-0\.[0-9]{0,15}[1-9](?:[eE][+-]?[0-9]{1,2})?')
+# or an oper-status word (`"UP"`): a sample when its path is an interface's status (`value`)
+_WORD = r'"[A-Za-z][A-Za-z_-]{0,31}"'
+_VAL1 = rf'(?:"{_QNUM}"|{_BNUM}|{_WORD})'
+_TSNUM = r'[1-9][0-9]{17,18}'
+_EVENT_HEAD = (rf'\{{"name":"{_S}","timestamp":{_TSNUM},"tags":\{{(?:"{_S}":"{_S}"'
+               rf'(?:,"{_S}":"{_S}")*)?\}},"values":\{{')
+_UPDATE1 = rf'\{{"Path":"{_S1}","values":\{{"{_S}":{_VAL1}\}}\}}'
+_JSON_HEAD = (rf'\{{(?:"source":"{_S}",)?(?:"subscription-name":"{_S}",)?"timestamp":{_TSNUM},'
+              rf'(?:"time":"{_S}",)?(?:"prefix":"{_S}",)?(?:"target":"{_S}",)?"updates":\[')
+_PAIR1 = rf'"{_S}":{_VAL1}'
+# lines of one value (update), and notification lines of several updates: those give the rows
+# their updates would give as lines of one update each (an update's row depends on its own path
+# alone). Events of several values are left to the per-record fast path: planned value by value
+# they would cost more than they save (a plan for every tag set and path).
+_ONE_LINE = rf'^(?:{_EVENT_HEAD}{_PAIR1}\}}\}}|{_JSON_HEAD}{_UPDATE1}\]\}})\n$'
+_MANY_LINE = rf'^{_JSON_HEAD}{_UPDATE1}(?:,{_UPDATE1})+\]\}}\n$'
+# new plans made per block, at most: a file of too many shapes is read one by one meanwhile
+_PLANS_MIN, _PLANS_PER_ROWS = 512, 32
+_TS_KEY = '"timestamp":'
+# where the key of an event line starts (its tags), and where a notification line's key goes on
+# after its timestamp and time
+_TAGS_KEY = ',"tags":{'
+_AFTER_TIME = (',"prefix":"', ',"target":"', ',"updates":[')
+# the value of a one-value line, with its ':' and the line's end; of a piece of a longer line
+_LAST_VALUE = {True: r':"?[0-9A-Za-z._+-]+"?\}\}\n$',
+               False: r':"?[0-9A-Za-z._+-]+"?\}\}\]\}\n$'}
+_PIECE_VALUE = r':"?[0-9A-Za-z._+-]+"?$'
+# a notification line's updates: after `_UPDATES`, between `_UPDATE_SEP`s, before `_UPDATES_END`
+_UPDATES, _UPDATE_SEP, _UPDATES_END = '"updates":[{"Path":"', '}},{"Path":"', '}}]}\n'
+
+
+class _Lines:
+    """The lines of a block the vectorized pass takes: their plans, timestamps and values."""
+
+    def __init__(self, lines: pl.DataFrame, taken: np.ndarray, first: int) -> None:
+        self.lines = lines  # i (line index in the block), ts, cid, off, x (the value)
+        self.taken = taken  # per line of the block
+        self.first = first  # the block's first line number
+
+    @staticmethod
+    def worth(block: LineBlock) -> bool:
+        """Whether at least one in ten of the block's first lines is one to take."""
+        probe = block.head(_PROBE_LINES).series()
+        took = probe.str.contains(_ONE_LINE) | probe.str.contains(_MANY_LINE)
+        return int(took.sum()) * 10 >= probe.len()
+
+    @classmethod
+    def of(cls, reader: _Reader, block: LineBlock) -> _Lines:
+        raw = block.series()
+        taken = np.zeros(len(block), dtype=bool)
+        frame = pl.DataFrame({"raw": raw}).with_row_index("i")
+        one = raw.str.contains(_ONE_LINE)
+        rest = frame.filter(~one)
+        parts = []
+        cand = frame.filter(one)
+        if cand.height:
+            is_event = cand["raw"].str.starts_with('{"name":')
+            n_event = int(is_event.sum())
+            if n_event:
+                parts.append(_cut(cand.filter(is_event) if n_event < cand.height else cand, True))
+            if n_event < cand.height:
+                parts.append(_cut(cand.filter(~is_event) if n_event else cand, False))
+        many = rest.filter(rest["raw"].str.contains(_MANY_LINE))
+        if many.height:
+            parts.append(_cut_many(many))
+        if not parts:
+            return cls(frame.clear(), taken, block.first)
+        lines = pl.concat(parts)
+        plans = _plans(reader, block,
+                       lines.filter(pl.col("key").is_not_null())
+                       .unique("key", keep="first").select("key", "i", "j", "n"),
+                       max(_PLANS_MIN, lines.height // _PLANS_PER_ROWS))
+        v = pl.col("v")
+        text = v.str.strip_chars(':"}]\n')
+        word = v.str.starts_with(':"') & text.str.contains("^[A-Za-z]")
+        code = (text.str.to_uppercase().str.replace_all("-", "_", literal=True)
+                .replace_strict(IFMIB, default=None, return_dtype=pl.Float64))
+        x = pl.when(word).then(code).otherwise(text.cast(pl.Float64, strict=False))
+        ok = (pl.col("cid").is_not_null() & pl.col("ts").is_not_null() & x.is_not_null()
+              & ~(word & ~pl.col("status"))).fill_null(False)
+        lines = lines.join(plans, on="key", how="left", maintain_order="left").select(
+            "i", "ts", "cid", "off", x.alias("x"), ok.alias("ok"), "n")
+        if len(parts) > 1:
+            lines = lines.sort("i", maintain_order=True)
+        if (lines["n"] > 1).any():  # a line is taken when all its values are
+            lines = lines.filter(pl.col("ok").all().over("i"))
+        else:
+            lines = lines.filter("ok")
+        taken[lines["i"].to_numpy()] = True
+        return cls(lines.drop("ok", "n"), taken, block.first)
+
+    def frame(self, reader: _Reader, taken: np.ndarray) -> pl.DataFrame | None:
+        """The samples of the lines still taken (the one-by-one pass may have taken some back)."""
+        if not taken.any():
+            return None
+        lines = self.lines
+        if not taken[lines["i"].to_numpy()].all():  # the one-by-one pass took some back
+            lines = lines.filter(pl.Series(taken).gather(lines["i"]))
+        meta = lines.select("cid", "off", pl.lit(1, pl.Int64), "ts",
+                            pl.col("i").cast(pl.Int64) + self.first).to_numpy()
+        return reader._fast_frame(meta.astype(np.int64, copy=False), lines["x"])
+
+
+def _cut(cand: pl.DataFrame, event: bool) -> pl.DataFrame:
+    """i, ts, key, v of one-value event lines, or of one-update notification lines.
+
+    The key is what the line's plan depends on: for an event its tags and value path, for a
+    notification its source, prefix and update path (with the JSON around them); v is the
+    value's text with the ':' before it and the line's end.
+    """
+    raw, i = pl.col("raw"), pl.col("i")
+    p_ts = raw.str.find(_TS_KEY, literal=True) + len(_TS_KEY)
+    if event:
+        p_head = raw.str.find(_TAGS_KEY, literal=True)
+    else:
+        p_head = pl.coalesce(*(raw.str.find(k, literal=True) for k in _AFTER_TIME))
+    cut = cand.select(i, raw, p_ts.alias("t"), p_head.alias("h"),
+                      raw.str.len_bytes().alias("n"),
+                      raw.str.extract(_LAST_VALUE[event], 0).alias("v"))
+    t, h, n, v = pl.col("t"), pl.col("h"), pl.col("n"), pl.col("v")
+    key_end = n - v.str.len_bytes()
+    if event:
+        ts = raw.str.slice(t, h - t)
+        key = raw.str.slice(h, key_end - h)
+    else:
+        ts = raw.str.slice(t, 19).str.strip_chars_end(",")
+        key = pl.concat_str(raw.str.slice(0, t - len(_TS_KEY)), raw.str.slice(h, key_end - h))
+    return cut.select(i, pl.lit(0, pl.Int64).alias("j"), pl.lit(1, pl.UInt32).alias("n"),
+                      ts.cast(pl.Int64, strict=False).alias("ts"), key.alias("key"), v)
+
+
+def _cut_many(cand: pl.DataFrame) -> pl.DataFrame:
+    """The same for notification lines of several updates: a row per update, j its place in
+    the line and n the line's count; the key is the line's key up to the updates, and the
+    update's path (with the JSON around it)."""
+    raw, i = pl.col("raw"), pl.col("i")
+    p_ts = raw.str.find(_TS_KEY, literal=True) + len(_TS_KEY)
+    p_head = pl.coalesce(*(raw.str.find(k, literal=True) for k in _AFTER_TIME))
+    p_area = raw.str.find(_UPDATES, literal=True) + len(_UPDATES)
+    cut = cand.select(i, raw, p_ts.alias("t"), p_head.alias("h"), p_area.alias("a"),
+                      raw.str.len_bytes().alias("len"))
+    t, h, a, n = pl.col("t"), pl.col("h"), pl.col("a"), pl.col("len")
+    ts = raw.str.slice(t, 19).str.strip_chars_end(",")
+    head = pl.concat_str(raw.str.slice(0, t - len(_TS_KEY)), raw.str.slice(h, a - h))
+    pieces = raw.str.slice(a, n - a - len(_UPDATES_END)).str.split(_UPDATE_SEP)
+    cut = cut.select(i, ts.cast(pl.Int64, strict=False).alias("ts"), head.alias("head"),
+                     pieces.alias("p")).with_columns(pl.col("p").list.len().alias("n"))
+    cut = cut.with_columns(pl.int_ranges(0, "n", dtype=pl.Int64).alias("j")).explode("p", "j")
+    p = pl.col("p")
+    v = p.str.extract(_PIECE_VALUE, 0)
+    key = pl.concat_str("head", p.str.slice(0, p.str.len_bytes() - v.str.len_bytes()))
+    return cut.select(i, "j", "n", "ts", key.alias("key"), v.alias("v"))
+
+
+def _plans(reader: _Reader, block: LineBlock, keys: pl.DataFrame, budget: int) -> pl.DataFrame:
+    """(key, cid, off, status) for the block's keys, at most `budget` new ones planned from the
+    first value that has them (line i, value j of n), the others left unplanned (their lines
+    are read one by one); `status`: the value, when a status word, is a sample."""
+    plans = reader.line_plans
+    rows = []
+    for key, i, j, n in keys.iter_rows():
+        plan = plans.get(key, _UNSET)
+        if plan is _UNSET:
+            if budget <= 0:
+                plan = None
+            else:
+                budget -= 1
+                plan = plans[key] = _plan_line(reader, block.text(i), j, n)
+        rows.append((key, *plan) if plan else (key, None, None, False))
+    return pl.DataFrame(rows, schema={"key": pl.String, "cid": pl.Int64, "off": pl.Int64,
+                                      "status": pl.Boolean}, orient="row")
+
+
+def _plan_line(reader: _Reader, text: str, j: int, n: int) -> tuple[int, int, bool] | None:
+    """The plan of value j of a line of n as the one-by-one reader would make it for a line of
+    that value alone (None: it must read the line itself): context id, template offset, and
+    whether a status word is a sample."""
+    plan = _structure_plan(reader, text, j, n)
+    if plan is None:
+        return None
+    cid, off = plan
+    status = (reader.t_metric[off] in STATUS_METRICS
+              and bool(reader.ctx_if[cid] or reader.t_if[off]))
+    return cid, off, status
+
+
+def _structure_plan(reader: _Reader, text: str, j: int, n: int) -> tuple[int, int] | None:
+    try:
+        doc = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    if type(doc) is not dict:
+        return None
+    if "values" in doc:
+        values = doc["values"]
+        if type(values) is not dict or len(values) != n:  # a repeated path: read one by one
+            return None
+        if n > 1:
+            doc = {**doc, "values": dict([list(values.items())[j]])}
+        return reader.event_plan(doc)
+    if "updates" in doc and "tags" not in doc and "sync-response" not in doc:
+        updates = doc["updates"]
+        if type(updates) is not list or len(updates) != n:
+            return None
+        if n > 1:
+            doc = {**doc, "updates": [updates[j]]}
+        plan = reader.notification_plan(doc)
+        return plan[:2] if plan else None
+    return None
+
+
+def _merge_sorted(a: Rows, b: Rows) -> Rows:
+    """Two sets of samples, each in line order, on disjoint lines, as one in line order."""
+    if a is None or (type(a) is pl.DataFrame and a.height == 0):
+        return b
+    if b is None:
+        return a
+    if type(a) is pl.DataFrame and type(b) is pl.DataFrame:
+        return a.merge_sorted(b, key="line") if b.height else a
+    rows = sorted([*_rows(a), *_rows(b)], key=itemgetter(6))  # stable
+    return tuple(list(c) for c in zip(*rows, strict=True))
+
+
+def _rows(x: pl.DataFrame | tuple[list, ...]) -> list[tuple]:
+    return x.rows() if type(x) is pl.DataFrame else list(zip(*x, strict=True))
+
+
+class _Out:
+    """Samples on their way to the sink, handed over at least _BATCH at a time."""
+
+    def __init__(self, sink: Sink) -> None:
+        self.sink = sink
+        self.pending: list = []
+        self.n = 0
+
+    def add(self, rows: Rows) -> None:
+        if rows is None:
+            return
+        self.pending.append(rows)
+        self.n += rows.height if type(rows) is pl.DataFrame else len(rows[0])
+        if self.n >= _BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        frames: list[pl.DataFrame] = []
+        for rows in self.pending:
+            if type(rows) is pl.DataFrame:
+                frames.append(rows)
+                continue
+            if frames:
+                self.sink.samples_frame(pl.concat(frames))
+                frames = []
+            self.sink.samples_bulk(*rows)
+        if frames:
+            self.sink.samples_frame(pl.concat(frames) if len(frames) > 1 else frames[0])
+        self.pending, self.n = [], 0
 
 
 # -- sniffing --------------------------------------------------------------------------------
@@ -1075,8 +1486,11 @@ class _GnmicParser:
     family = FAMILY
     priority = 50
 
+    def __init__(self, vectorized: bool = True) -> None:
+        self.vectorized = vectorized  # False: every line through the one-by-one reader (tests)
+
     def parse(self, src: SourceFile, sink: Sink) -> None:
-        parse_stream(src, sink)
+        parse_stream(src, sink, self.vectorized)
 
 
 class GnmicJsonParser(_GnmicParser):

@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC
 from decimal import Decimal
 from typing import IO
 
 import polars as pl
 
+from collectors.lineblocks import LineBlock, line_blocks
 from collectors.schema import canonical_counters, counter_map
 from collectors.source import Sink, SourceFile
 from collectors.timeparse import NS, TimeError, ns_to_iso, parse_epoch, parse_iso, tz_from_name
@@ -77,7 +78,7 @@ _SKIP = r"^[ \t]*(?:#.*)?$"
 _TSLINE = (r"^[ \t]*(?:[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)?"
            r"[ \t]*(?:Z|[+-][0-9]{2}:?[0-9]{2})?|[0-9]{9,19}(?:\.[0-9]+)?)[ \t]*$")
 
-BLOCK_CHARS = 1 << 22  # ~4 MB of text per vectorized block
+BLOCK_CHARS = 1 << 22  # ~4 MB of text per vectorized block (collectors.lineblocks)
 OUT_ROWS = 1 << 18  # rows handed to the sink at a time: a store loads big batches faster
 _BAD_TS = -(2**63)  # scrape timestamp after an unparseable timestamp line
 _I64 = 2**63 - 1
@@ -273,7 +274,7 @@ class _FileState:
         self.ids: dict = {}  # exact parser's (name, labels) -> series id
         # vectorized key (`name{labels}` with its '}', or a bare `name`) -> series id, -1 when
         # the key is not exactly that (the exact parser takes the line)
-        self.known = pl.DataFrame(schema={"key": pl.String, "id": pl.Int64})
+        self.known = pl.DataFrame(schema=_KNOWN)
         self.out: list[pl.DataFrame] = []  # loaded rows not yet handed to the sink
         self.out_rows = 0
 
@@ -360,66 +361,6 @@ class _FileState:
         return ns if -_I64 < ns <= _I64 else _BAD_TS
 
 
-def _blocks(fh: IO[str]) -> Iterator[str]:
-    """Blocks of whole lines (without the final newline) of about BLOCK_CHARS bytes.
-
-    Reads the bytes under the text stream and decodes a block at a time: a block ends at a
-    '\n', so it never splits a UTF-8 sequence or a '\r\n', and its text is what the text
-    stream gives (undecodable bytes as U+FFFD, '\r\n' and a lone '\r' as '\n')."""
-    raw = getattr(fh, "buffer", None)
-    if raw is None:  # a plain text stream
-        yield from _text_blocks(fh)
-        return
-    buf = bytearray(max(BLOCK_CHARS, 1))
-    held = 0  # bytes at the start of buf after the last newline: the next block's start
-    while True:
-        if held == len(buf):  # a line longer than the buffer
-            buf.extend(bytes(len(buf)))
-        with memoryview(buf) as view:
-            got = raw.readinto(view[held:])
-        end = held + got
-        if not got:
-            if held:
-                text = _decode(buf[:held])
-                yield text[:-1] if text.endswith("\n") else text
-            return
-        cut = buf.rfind(b"\n", 0, end)
-        if cut < 0:
-            held = end
-            continue
-        with memoryview(buf) as view:
-            if buf.find(b"\r", 0, cut) >= 0:  # a '\r' before the cut is part of the newline
-                yield _decode(view[:cut + 1])[:-1]
-            else:
-                yield _decode(view[:cut])
-        held = end - cut - 1
-        buf[:held] = buf[cut + 1:end]
-
-
-def _decode(data: bytes | memoryview) -> str:
-    text = str(data, "utf-8", "replace")
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text
-
-
-def _text_blocks(fh: IO[str]) -> Iterator[str]:
-    tail = ""
-    while True:
-        data = fh.read(BLOCK_CHARS)
-        if not data:
-            if tail:
-                yield tail
-            return
-        data = tail + data
-        cut = data.rfind("\n")
-        if cut < 0:
-            tail = data
-            continue
-        yield data[:cut]
-        tail = data[cut + 1:]
-
-
 class PromTextParser:
     """Prometheus text exposition 0.0.4 / OpenMetrics 1.0 text, with or without time lines."""
 
@@ -441,9 +382,10 @@ class PromTextParser:
         base = 1
         first = True
         with src.open_text() as fh:
-            for block in _blocks(fh):
+            for block in line_blocks(fh, BLOCK_CHARS):
                 if first:
-                    st.openmetrics = bool(_OM_MARK.search(block, 0, 1 << 20))
+                    head = block.data[:4 << 20].decode("utf-8", "replace")  # >= 1M characters
+                    st.openmetrics = bool(_OM_MARK.search(head, 0, 1 << 20))
                     st.mult = NS if st.openmetrics else 1_000_000
                     first = False
                 base += _parse_block(st, block, base)
@@ -636,23 +578,39 @@ def _bulk_series(st: _FileState, bulk: pl.DataFrame) -> tuple[pl.Series, pl.Data
     return leftover, pl.DataFrame({"key": rows["key"], "id": ids})
 
 
+_KNOWN = {"h": pl.UInt64, "key": pl.String, "id": pl.Int64}
+
+
 def _series_ids(st: _FileState, keys: pl.Series) -> pl.Series:
-    """The series id of each key (null key: null), resolving the keys not seen before."""
-    frame = keys.to_frame("key").with_row_index("i")
+    """The series id of each key (null key: null), resolving the keys not seen before.
+
+    The keys seen so far are found by a join on a 64-bit hash of the key (all the file's keys
+    take part in every block's join: hashing them again per block would cost more than the
+    block), then checked equal, so a hash collision only makes a key new."""
+    frame = keys.to_frame("key").with_row_index("i").with_columns(
+        pl.col("key").hash(_SEED).alias("h"))
     ids = pl.repeat(None, keys.len(), dtype=pl.Int64, eager=True)
-    # an inner join hashes the smaller side: the block's keys rather than all the file's
-    hit = frame.join(st.known, on="key", how="inner")
+    hit = _hits(frame, st.known)
     if hit.height:
         ids = ids.scatter(hit["i"], hit["id"])
     if hit.height + keys.null_count() == keys.len():
         return ids
-    missing = frame.join(st.known, on="key", how="anti")["key"].drop_nulls().unique()
-    new = _resolve_keys(st, missing)
+    missing = frame.filter(ids.is_null())["key"].drop_nulls().unique()
+    new = _resolve_keys(st, missing).select(pl.col("key").hash(_SEED).alias("h"), "key", "id")
     st.known = pl.concat([st.known, new])
     if st.known.n_chunks() > 16:
         st.known = st.known.rechunk()
-    hit = frame.join(new, on="key", how="inner")
+    hit = _hits(frame.filter(ids.is_null()), new)
     return ids.scatter(hit["i"], hit["id"])
+
+
+_SEED = 0x5EED
+
+
+def _hits(frame: pl.DataFrame, known: pl.DataFrame) -> pl.DataFrame:
+    """(i, id) of the block's keys that are in `known`."""
+    return frame.join(known, on="h", how="inner").filter(
+        pl.col("key") == pl.col("key_right")).select("i", "id")
 
 
 def _candidates(st: _FileState, df: pl.DataFrame, ascii_block: bool) -> pl.DataFrame:
@@ -685,13 +643,13 @@ def _candidates(st: _FileState, df: pl.DataFrame, ascii_block: bool) -> pl.DataF
     return cand.select(df["ln"], "id", "value", "own", "has_ts", ok.fill_null(False).alias("ok"))
 
 
-def _parse_block(st: _FileState, block: str, base: int) -> int:
+def _parse_block(st: _FileState, block: LineBlock, base: int) -> int:
     """Parse one block of lines starting at line `base`; returns how many lines it had."""
-    lines = pl.Series("raw", [block], dtype=pl.String).str.split("\n").explode()
+    lines = block.series(newline=False)
     n = lines.len()
     df = pl.DataFrame({"ln": pl.int_range(base, base + n, dtype=pl.Int64, eager=True),
                        "raw": lines})
-    cand = _candidates(st, df, block.isascii())
+    cand = _candidates(st, df, block.data.isascii())
     ok = cand["ok"]
     fast = cand.filter(ok)
     rest = df.filter(~ok)

@@ -702,7 +702,11 @@ def test_big_integers_and_time_only_notifications(write):
 _ODD_VALUES = ["UP", "down", "SPEED_100GB", "100G", " 5", "5 ", "1_000", "inf", "-inf", "nan", "",
                "١٢", "-", "0x10", "1e400", "[1,2]", '{"in-octets":"4"}', json.dumps(WJH[:1]),
                "-3", "+5", ".5", "5.", "1.5E-12", "12345678901234567890123", 7, -7, 1.5, True,
-               False, None, 2**64 - 1, [1, "2"], {"out-octets": 9}]
+               False, None, 2**64 - 1, [1, "2"], {"out-octets": 9},
+               # status words (a sample only for an interface's status), words float() or polars
+               # would read as numbers, numbers JSON and float() spell differently
+               "lower-layer-down", "Testing", "NOT_PRESENT", "UPP", "INF", "NaN", "Infinity", "e5",
+               "0012", "-0", -0.0, 0, 1e300, 1.5e-7, 12345678901234567, 2**63, "1e999"]
 _XPATHS = ["/interfaces/interface/state/counters/in-octets",
            "/interfaces/interface/state/counters/out-octets",
            "/interfaces/interface[name=swp7]/state/counters/in-pkts",
@@ -714,7 +718,7 @@ _XPATHS = ["/interfaces/interface/state/counters/in-octets",
 _LEAVES = ["state/counters/in-octets", "state/counters/out-octets", "state/oper-status",
            "switch-priority[priority=3]/state/counters/in-pause-pkts", "wjh/state/drop"]
 _TIMESTAMPS = [TS, TS + 1, 1677644403, 1677644403153, 2**63 - 1, 2**63, 2**64 - 1, -1, "soon",
-               "2023-03-01T04:20:03Z", 1.5e18]
+               "2023-03-01T04:20:03Z", 1.5e18, 10**17, 10**17 - 1, 9999999999999999999]
 
 plain = st.integers(0, 10**15).map(str)
 values = st.one_of(plain, plain, plain, st.sampled_from(_ODD_VALUES))
@@ -743,12 +747,27 @@ notifications = st.fixed_dictionaries(
      "updates": st.one_of(st.lists(updates, min_size=1, max_size=4), st.sampled_from([[], {}]))},
     optional={"source": sources,
               "prefix": st.sampled_from(["interfaces/interface[name=swp1]", "", "a/b[name=x]", 4]),
-              "time": st.just("2023-03-01T04:20:03.5Z")})
+              "time": st.just("2023-03-01T04:20:03.5Z"), "subscription-name": st.just("s"),
+              "target": st.just("netq")})
+_GNMIC_ORDER = ("source", "subscription-name", "timestamp", "time", "prefix", "target", "updates")
+
+
+def _gnmic_order(obj: dict) -> dict:
+    """The members in the order gnmic prints them (the vectorized pass reads only that order)."""
+    return {**{k: obj[k] for k in _GNMIC_ORDER if k in obj}, **obj}
+
+
+one_update = st.builds(lambda n, u: {**n, "updates": [u]}, notifications, updates)
+one_value = st.fixed_dictionaries({  # the shape gnmic's split events have
+    "name": st.just("s"), "timestamp": timestamps, "tags": tag_sets,
+    "values": st.dictionaries(st.sampled_from(_XPATHS), values, min_size=1, max_size=1)})
 documents = st.one_of(events, notifications, st.lists(events, min_size=1, max_size=3),
+                      st.builds(_gnmic_order, notifications), st.builds(_gnmic_order, one_update),
+                      one_value, one_value, st.builds(_gnmic_order, one_update),
                       st.sampled_from([{"sync-response": True}, {"lldp": 1}]))
 
 
-def _everything(path: Path, rel: str, flushing: bool) -> tuple:
+def _everything(path: Path, rel: str, flushing: bool, vectorized: bool = True) -> tuple:
     """Every row, reject and count a parse gives, in order (frames turned into lists)."""
     got: dict[str, list] = {}
 
@@ -758,7 +777,7 @@ def _everything(path: Path, rel: str, flushing: bool) -> tuple:
         got.setdefault(table, []).extend(zip(*(cols[c] for c in names), strict=True))
 
     sink = Sink(flush=flush if flushing else None, addresses={"10.0.0.9": "leaf-09"})
-    gnmi.PARSERS[0].parse(SourceFile(path, rel), sink)
+    gnmi.GnmicJsonParser(vectorized).parse(SourceFile(path, rel), sink)
     sink.close()
     for table, cols in Sink.TABLES.items():
         got.setdefault(table, []).extend(zip(*(sink.buffers[table][c] for c in cols), strict=True))
@@ -768,23 +787,34 @@ def _everything(path: Path, rel: str, flushing: bool) -> tuple:
 
 
 def _without_fast_path(path: Path, rel: str, flushing: bool) -> tuple:
+    """Every record read value by value: no vectorized pass, no per-record fast path."""
     no = staticmethod(lambda *a: False)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(gnmi._Reader, "fast_event", no)
         mp.setattr(gnmi._Reader, "fast_notification", no)
-        return _everything(path, rel, flushing)
+        return _everything(path, rel, flushing, vectorized=False)
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(docs=st.lists(documents, min_size=1, max_size=25), batch=st.sampled_from([1, 3, 200_000]),
-       flushing=st.booleans(), rel=st.sampled_from(["gnmi/leaf-07.json", "gnmi/poll out.json"]))
-def test_fast_path_gives_exactly_what_the_value_by_value_path_gives(docs, batch, flushing, rel):
+       flushing=st.booleans(), rel=st.sampled_from(["gnmi/leaf-07.json", "gnmi/poll out.json"]),
+       block=st.sampled_from([64, 1 << 22]), probe=st.booleans())
+def test_fast_paths_give_exactly_what_the_value_by_value_path_gives(docs, batch, flushing, rel,
+                                                                    block, probe):
+    """The vectorized pass (blocks of `block` bytes; whole files or only where the probe says)
+    and the per-record fast path each give what the value-by-value path gives."""
     text = "".join(json.dumps(d, separators=(",", ":")) + "\n" for d in docs)
     with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as mp:
         path = Path(tmp) / "f.json"
         path.write_text(text)
         mp.setattr(gnmi, "_BATCH", batch)
-        assert _everything(path, rel, flushing) == _without_fast_path(path, rel, flushing)
+        mp.setattr(gnmi, "BLOCK_BYTES", block)
+        if not probe:
+            mp.setattr(gnmi, "_vector_file", lambda fh: True)
+            mp.setattr(gnmi._Lines, "worth", staticmethod(lambda b: True))
+        exact = _without_fast_path(path, rel, flushing)
+        assert _everything(path, rel, flushing, vectorized=False) == exact
+        assert _everything(path, rel, flushing) == exact
 
 
 _PLAIN = {"/interfaces/interface/state/counters/in-octets": "11",
@@ -898,3 +928,141 @@ def test_timestamps_beyond_int64_stay_exact_next_to_fast_records(write, monkeypa
     assert [(r["ts"], r["metric"], r["line"]) for r in rows] == [
         (TS, "in-octets", 1), (TS, "out-octets", 1), (2**64 - 1, "in-pkts", 2),
         (TS, "in-octets", 3), (TS, "out-octets", 3), (2**64 - 1, "in-pkts", 4)]
+
+
+# -- the vectorized pass: one-value lines of gnmic's own shapes -----------------------------------
+def _one_value_event(port: str, leaf: str, value, ts: int = TS) -> dict:
+    return {"name": "fabric", "timestamp": ts,
+            "tags": {"interface_name": port, "source": "leaf-01:9339", "subscription-name": "s"},
+            "values": {f"/interfaces/interface/{leaf}": value}}
+
+
+def _gnmic_note(prefix: str, path: str, value, ts: int = TS) -> dict:
+    return {"source": "leaf-01", "subscription-name": "s", "timestamp": ts,
+            "time": "2023-03-01T04:20:03.153198642Z", "prefix": prefix,
+            "updates": [{"Path": path, "values": {path: value}}]}
+
+
+def _forced(monkeypatch, block: int) -> None:
+    """Make the vectorized pass read every block, in blocks of about `block` bytes."""
+    monkeypatch.setattr(gnmi, "BLOCK_BYTES", block)
+    monkeypatch.setattr(gnmi, "_vector_file", lambda fh: True)
+    monkeypatch.setattr(gnmi._Lines, "worth", staticmethod(lambda b: True))
+
+
+@pytest.mark.parametrize("block", [64, 700, 1 << 22])
+def test_vectorized_status_words_are_samples_only_for_interface_status(tmp_path, monkeypatch,
+                                                                       block):
+    docs = [_one_value_event("swp1", "state/counters/in-octets", "5"),
+            _one_value_event("swp1", "state/oper-status", "UP"),
+            _one_value_event("swp2", "state/oper-status", "lower-layer-down"),
+            _one_value_event("swp2", "state/description", "UP"),  # not a status: text
+            _one_value_event("swp2", "state/oper-status", "SOMETIMES"),  # no IF-MIB code: text
+            _gnmic_note("interfaces/interface[name=swp3]", "state/oper-status", "DOWN"),
+            _gnmic_note("system/state", "oper-status", "UP"),  # no interface: text
+            _gnmic_note("interfaces/interface[name=swp3]", "state/counters/out-octets", 7)]
+    path = tmp_path / "leaf-01.json"
+    path.write_text("".join(json.dumps(d, separators=(",", ":")) + "\n" for d in docs))
+    _forced(monkeypatch, block)
+    rows, loaded, rejected, _ = got = _everything(path, "gnmi/leaf-01.json", False)
+    assert (loaded, rejected) == (8, 0)
+    assert [(r[2], r[3], r[5], r[6]) for r in rows["samples"]] == [
+        ("swp1", "in-octets", 5.0, 1), ("swp1", "oper-status", 1.0, 2),
+        ("swp2", "oper-status", 7.0, 3), ("swp3", "oper-status", 2.0, 6),
+        ("swp3", "out-octets", 7.0, 8)]
+    assert [(r[3], r[5]) for r in rows["text_samples"]] == [
+        ("description", "UP"), ("oper-status", "SOMETIMES"), ("oper-status", "UP")]
+    assert got == _without_fast_path(path, "gnmi/leaf-01.json", False)
+
+
+@pytest.mark.parametrize("block", [32, 256, 1 << 22])
+def test_vectorized_lines_around_multi_line_documents_and_damage(tmp_path, monkeypatch, block):
+    """One-value lines next to what only the one-by-one reader reads: a pretty-printed object,
+    an object cut short (the next line at column 0 resynchronizes), an array spanning lines
+    with one-value lines inside it, a status line, a blank line, a record without timestamp."""
+    one = json.dumps(_one_value_event("swp1", "state/counters/in-octets", "11"),
+                     separators=(",", ":"))
+    two = json.dumps(_gnmic_note("interfaces/interface[name=swp2]", "state/counters/in-pkts",
+                                 "12"), separators=(",", ":"))
+    pretty = json.dumps(_one_value_event("swp3", "state/counters/out-pkts", "13"), indent=2)
+    text = "\n".join([one, pretty, two, "", '{"name": "cut", "timestamp": 1,', one,
+                      "received sync response 'fabric' from 'leaf-01:9339'", "[", one + ",", two,
+                      "]", two, '{"values": {"/a/in-octets": "1"}, "tags": {"source": "x"}}',
+                      one]) + "\n"
+    path = tmp_path / "leaf-01.json"
+    path.write_text(text)
+    _forced(monkeypatch, block)
+    got = _everything(path, "gnmi/leaf-01.json", True)
+    assert got == _without_fast_path(path, "gnmi/leaf-01.json", True)
+    rows, loaded, rejected, _ = got
+    # lines: 1 one, 2-13 pretty, 14 two, 15 blank, 16 cut, 17 one, 18 status, 19-22 array, ...
+    assert [(r[5], r[6]) for r in rows["samples"]] == [
+        (11.0, 1), (13.0, 2), (12.0, 14), (11.0, 17), (11.0, 20), (12.0, 21), (12.0, 23),
+        (11.0, 25)]
+    assert [r[:2] for r in rows["rejects"]] == [
+        (16, "JSON object truncated: no closing brace"),
+        (18, "gnmic status line, not a notification"),
+        (24, "event has no usable 'timestamp' (ns)")]
+    assert (loaded, rejected) == (8, 3)
+
+
+def test_vectorized_lines_next_to_timestamps_beyond_int64(tmp_path, monkeypatch):
+    huge = _one_value_event("swp1", "state/counters/in-pkts", "3", ts=2**64 - 1)
+    fast = _one_value_event("swp1", "state/counters/in-octets", "1")
+    path = tmp_path / "leaf-01.json"
+    path.write_text(lines(fast, huge, fast, huge))
+    _forced(monkeypatch, 1 << 22)
+    rows, loaded, rejected, _ = got = _everything(path, "gnmi/leaf-01.json", True)
+    assert (loaded, rejected) == (4, 0)
+    assert [(r[0], r[3], r[6]) for r in rows["samples"]] == [
+        (TS, "in-octets", 1), (2**64 - 1, "in-pkts", 2), (TS, "in-octets", 3),
+        (2**64 - 1, "in-pkts", 4)]
+    assert got == _without_fast_path(path, "gnmi/leaf-01.json", True)
+
+
+def test_vectorized_pass_takes_the_real_shapes(tmp_path):
+    """gnmic's split events and one-update notifications of string counters go the vectorized
+    way (without forcing it); records of several values are read one by one."""
+    docs = [_one_value_event(f"swp{i}", "state/counters/in-octets", str(i)) for i in range(40)]
+    docs += [_gnmic_note(f"interfaces/interface[name=swp{i}]", "state/counters/in-pkts", str(i))
+             for i in range(40)]
+    path = tmp_path / "leaf-01.json"
+    path.write_text("".join(json.dumps(d, separators=(",", ":")) + "\n" for d in docs))
+    with open(path) as fh:
+        assert gnmi._vector_file(fh)
+    block = next(gnmi.line_blocks(open(path)))  # noqa: SIM115 - a text stream, read once
+    reader = gnmi._Reader(SourceFile(path, "gnmi/leaf-01.json"), Sink())
+    assert gnmi._Lines.of(reader, block).taken.all()
+    several = tmp_path / "several.json"
+    several.write_text(lines(*[{**EVENT, "values": _PLAIN}] * 80))
+    with open(several) as fh:
+        assert not gnmi._vector_file(fh)
+
+
+@pytest.mark.parametrize("budget", [1, 512])
+def test_vectorized_notifications_of_several_updates(tmp_path, monkeypatch, budget):
+    """A notification of several updates gives its updates' rows in order, the same update
+    twice gives two rows, a status word only for an interface's status; with a budget of one
+    new plan per block the lines it could not plan are read one by one, same rows."""
+    def note2(port: str, *ups: tuple[str, object]) -> dict:
+        return {**_gnmic_note(f"interfaces/interface[name={port}]", "x", 0),
+                "updates": [{"Path": p, "values": {p: v}} for p, v in ups]}
+
+    docs = [note2("swp1", ("state/counters/in-octets", "1"), ("state/counters/out-octets", 2),
+                  ("state/oper-status", "UP")),
+            note2("swp2", ("state/counters/in-octets", "3"), ("state/counters/in-octets", "3")),
+            note2("swp3", ("state/counters/in-octets", "4"), ("state/description", "UP")),
+            note2("swp4", ("state/counters/in-octets", "5"), ("state/counters/in-pkts", "6"))]
+    path = tmp_path / "leaf-01.json"
+    path.write_text("".join(json.dumps(d, separators=(",", ":")) + "\n" for d in docs))
+    _forced(monkeypatch, 1 << 22)
+    monkeypatch.setattr(gnmi, "_PLANS_MIN", budget)
+    rows, loaded, rejected, _ = got = _everything(path, "gnmi/leaf-01.json", False)
+    assert (loaded, rejected) == (4, 0)
+    assert [(r[2], r[3], r[5], r[6]) for r in rows["samples"]] == [
+        ("swp1", "in-octets", 1.0, 1), ("swp1", "out-octets", 2.0, 1),
+        ("swp1", "oper-status", 1.0, 1), ("swp2", "in-octets", 3.0, 2),
+        ("swp2", "in-octets", 3.0, 2), ("swp3", "in-octets", 4.0, 3),
+        ("swp4", "in-octets", 5.0, 4), ("swp4", "in-pkts", 6.0, 4)]
+    assert [(r[3], r[5]) for r in rows["text_samples"]] == [("description", "UP")]
+    assert got == _without_fast_path(path, "gnmi/leaf-01.json", False)

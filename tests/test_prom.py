@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from collectors import prom
+from collectors.lineblocks import line_blocks
 from collectors.prom import NO_DEVICE, NO_TIMESTAMP, PromTextParser
 from collectors.registry import recognize
 from collectors.schema import canonical_counters, counter_map
@@ -648,13 +649,8 @@ def test_blocks_give_the_text_the_text_stream_gives(tmp_path_factory, chunks, bl
     with src.open_text() as fh:
         text = fh.read()
     want = text[:-1].split("\n") if text.endswith("\n") else text.split("\n") if text else []
-    old = prom.BLOCK_CHARS
-    try:
-        prom.BLOCK_CHARS = block
-        with src.open_text() as fh:
-            got = [line for b in prom._blocks(fh) for line in b.split("\n")]
-    finally:
-        prom.BLOCK_CHARS = old
+    with src.open_text() as fh:
+        got = [line for b in line_blocks(fh, block) for line in b.series(newline=False)]
     assert got == want
 
 
