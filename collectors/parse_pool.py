@@ -96,7 +96,7 @@ def parse_file(parser, src: SourceFile, sha: str, addresses: dict, ifmaps: dict)
     out = ParsedFile(src.rel, sha, "parsed")
 
     def keep(table: str, buf) -> None:
-        out.batches.append((table, buf if table == "rejects" else frame_of(table, buf)))
+        out.batches.append((table, buf if table == "rejects" else frame_of(table, buf, parser.family)))
 
     sink = Sink(flush=keep, addresses=addresses, ifmaps=ifmaps)
     try:
@@ -139,6 +139,10 @@ class ParsePool:
         self._maps_path = str(Path(self._dir.name) / "maps")
         self.version = -1
         self.workers = workers
+        # one polars thread per worker: the workers already fill the cores. Workers are spawned
+        # as tasks come and take this environment (this process's polars has started already).
+        self._threads = os.environ.get("POLARS_MAX_THREADS")
+        os.environ["POLARS_MAX_THREADS"] = "1"
         # spawn, not fork: the parent holds DuckDB and polars thread pools, which fork would copy
         self._pool = ProcessPoolExecutor(
             workers, mp_context=get_context("spawn"), initializer=_init,
@@ -176,6 +180,10 @@ class ParsePool:
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
         self._dir.cleanup()
+        if self._threads is None:
+            os.environ.pop("POLARS_MAX_THREADS", None)
+        else:
+            os.environ["POLARS_MAX_THREADS"] = self._threads
 
     def __enter__(self) -> ParsePool:
         return self

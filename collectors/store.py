@@ -15,6 +15,7 @@ import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -184,7 +185,7 @@ class Store:
                                  schema={"path": pl.String, "line": pl.Int64, "reason": pl.String,
                                          "raw": pl.String})
         else:
-            frame = frame_of(table, buf)
+            frame = frame_of(table, buf, family)
         frame = frame.with_columns(pl.lit(file_id, pl.Int32).alias("file_id"))
         if defer and table not in _LOOKUP_TABLES:
             self._pending.setdefault((table, family), []).append(frame)
@@ -227,13 +228,11 @@ class Store:
             self.con.unregister("_batch")
 
     def _insert_batch(self, table: str, family: str, cols: list[str]) -> None:
-        if table == "samples":
+        if table == "samples":  # frame_of has named the counters (counter_map's rows)
             self.con.execute(
                 "INSERT INTO samples (ts, device, ifname, counter, metric, qualifier, value, file_id, line) "
-                "SELECT make_timestamp(d.ts // 1000), d.device, d.ifname, m.canonical, d.metric, "
-                "d.qualifier, d.value * coalesce(m.scale, 1), d.file_id, d.line FROM _batch d "
-                "LEFT JOIN counter_map m ON m.family = ? AND d.metric = m.vendor_name",
-                [family])
+                "SELECT make_timestamp(ts // 1000), device, ifname, counter, metric, qualifier, "
+                "value, file_id, line FROM _batch")
             return
         quoted = ", ".join(f'"{c}"' for c in cols)
         select = ", ".join(f'make_timestamp("{c}" // 1000)' if c in _TS_COLUMNS else f'"{c}"' for c in cols)
@@ -428,14 +427,30 @@ class _Loader:
             raise self.error
 
 
-def frame_of(table: str, buf: dict[str, list] | pl.DataFrame) -> pl.DataFrame:
-    """A Sink batch (columns as lists, or a frame) as a frame with the store's column types."""
+def frame_of(table: str, buf: dict[str, list] | pl.DataFrame, family: str) -> pl.DataFrame:
+    """A Sink batch (columns as lists, or a frame) as a frame with the store's column types;
+    samples also get their canonical `counter` and the value in its unit (`counter_map`)."""
     if isinstance(buf, pl.DataFrame):
-        types = _overrides(table)
-        if all(buf.schema.get(c) == t for c, t in types.items() if c in buf.schema):
+        if table == "samples" and "counter" in buf.columns:
             return buf  # a worker's frame, already converted
-        return buf.cast(types, strict=False)  # type: ignore[arg-type]
-    return pl.DataFrame(buf, schema_overrides=_overrides(table), strict=False)
+        frame = buf.cast(_overrides(table), strict=False)  # type: ignore[arg-type]
+    else:
+        frame = pl.DataFrame(buf, schema_overrides=_overrides(table), strict=False)
+    if table != "samples":
+        return frame
+    names = _family_map(family)
+    return (frame.join(names, on="metric", how="left", maintain_order="left")
+            .with_columns(pl.col("value") * pl.col("scale").fill_null(1.0))
+            .drop("scale"))
+
+
+@cache
+def _family_map(family: str) -> pl.DataFrame:
+    """metric -> counter, scale for one family: the rows `Store.open` writes to counter_map."""
+    rows = [(m.vendor_name, m.canonical, float(m.scale)) for m in counter_map().values()
+            if m.family == family]
+    return pl.DataFrame(rows, schema={"metric": pl.String, "counter": pl.String,
+                                      "scale": pl.Float64}, orient="row")
 
 
 def _height(buf) -> int:
