@@ -17,6 +17,7 @@ from pathlib import Path
 from collectors.parse_pool import (
     POOL_MAX_BYTES,
     POOL_MIN_FILES,
+    Found,
     ParsedFile,
     ParsePool,
     Task,
@@ -137,12 +138,16 @@ def ingest_bundle(
     workers = default_workers() if workers is None else max(1, workers)
     pool = None
     if workers > 1 and len(files) >= POOL_MIN_FILES:
-        pool = ParsePool(workers, [k for k, st in known.items() if st == "loaded"])
+        pool = ParsePool(workers, store.loaded_files())
     try:
-        found = pool.recognize(files) if pool else [recognize(head_of(p), r) for p, r in files]
-        plan = [_Planned(parser.priority if parser else 99, rel, SourceFile(path, rel, manifest),
-                         parser, path.stat().st_size)  # type: ignore[arg-type]
-                for (path, rel), parser in zip(files, found, strict=True)]
+        if pool is not None:  # hashed and sniffed by the workers (a file the store has: hashed)
+            found = pool.recognize(files)
+        else:
+            found = [Found("", recognize(head_of(p), r), False) for p, r in files]
+        plan = [_Planned(f.parser.priority if f.parser else 99, rel,  # type: ignore[attr-defined]
+                         SourceFile(path, rel, manifest), f.parser,  # type: ignore[arg-type]
+                         path.stat().st_size, f.sha, f.unchanged)
+                for (path, rel), f in zip(files, found, strict=True)]
         plan.sort(key=lambda t: (t.priority, t.rel))
         total = sum(p.size for p in plan) or 1
         done = 0
@@ -151,12 +156,15 @@ def ingest_bundle(
             parsed: Iterator[ParsedFile] = iter(())
             if pool is not None:
                 version = pool.set_maps(*store.lookup_maps())
-                parsed = pool.run(Task(p.src, p.parser.name, version)  # type: ignore[union-attr]
+                parsed = pool.run(Task(p.src, p.parser.name, p.sha, version)  # type: ignore[union-attr]
                                   for p in level if p.poolable)
             for p in level:
                 if progress:
                     progress(p.rel, done, total)
-                if pool is not None and p.poolable:
+                if p.unchanged:
+                    summary.files.append(FileResult(p.rel, "unchanged", p.parser.name,  # type: ignore[union-attr]
+                                                    reason=UNCHANGED))
+                elif pool is not None and p.poolable:
                     summary.files.append(_load_parsed(store, p, next(parsed), str(root)))
                 else:
                     summary.files.append(_ingest_here(store, p, known, str(root)))
@@ -179,12 +187,14 @@ class _Planned:
     src: SourceFile
     parser: Parser | None
     size: int
+    sha: str = ""  # when a worker hashed it
+    unchanged: bool = False  # the store has this file already
 
     @property
     def poolable(self) -> bool:
-        """Parsed by a worker: recognized, not `ordered`, and small enough to send back whole."""
-        return (self.parser is not None and not getattr(self.parser, "ordered", False)
-                and self.size < POOL_MAX_BYTES)
+        """Parsed by a worker: new, recognized, not `ordered`, small enough to send back whole."""
+        return (self.parser is not None and not self.unchanged and self.sha != ""
+                and not getattr(self.parser, "ordered", False) and self.size < POOL_MAX_BYTES)
 
 
 UNCHANGED = "this file with the same content is already in the store"
@@ -207,10 +217,8 @@ def _ingest_here(store: Store, p: _Planned, known: dict, bundle: str) -> FileRes
 
 
 def _load_parsed(store: Store, p: _Planned, parsed: ParsedFile, bundle: str) -> FileResult:
-    """Load what a worker parsed (it also tells unchanged and unreadable files)."""
+    """Load what a worker parsed (or list the file as failed when it could not be read)."""
     assert p.parser is not None and parsed.rel == p.rel
-    if parsed.status == "unchanged":
-        return FileResult(p.rel, "unchanged", p.parser.name, reason=UNCHANGED)
     if parsed.status == "failed":
         return FileResult(p.rel, "failed", p.parser.name, reason=parsed.reason)
     return store.ingest_file(p.parser, p.src, parsed.sha, bundle, group=True, parsed=parsed)

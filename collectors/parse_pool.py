@@ -49,7 +49,7 @@ class ParsedFile:
 
     rel: str
     sha: str
-    status: str  # parsed | unchanged | failed
+    status: str  # parsed | failed
     reason: str | None = None
     batches: list[tuple[str, object]] = field(default_factory=list)
     loaded: int = 0
@@ -64,17 +64,27 @@ class Task:
 
     src: SourceFile
     parser: str
+    sha: str
     maps_version: int
 
 
+@dataclass(frozen=True)
+class Found:
+    """A file's sha256 and parser (None: no parser reads it); `unchanged`: the store has it."""
+
+    sha: str
+    parser: object | None
+    unchanged: bool
+
+
 # worker-process state, set by _init and the first task of each maps version
-_KNOWN: frozenset[tuple[str, str]] = frozenset()
+_KNOWN: dict[tuple[str, str], str] = {}
 _MAPS_PATH = ""
 _MAPS: tuple[int, dict, dict] | None = None
 _PARSERS: dict[str, object] = {}
 
 
-def _init(known: frozenset[tuple[str, str]], maps_path: str) -> None:
+def _init(known: dict[tuple[str, str], str], maps_path: str) -> None:
     global _KNOWN, _MAPS_PATH, _PARSERS
     _KNOWN, _MAPS_PATH = known, maps_path
     _PARSERS = {p.name: p for p in parsers()}
@@ -111,30 +121,30 @@ def parse_file(parser, src: SourceFile, sha: str, addresses: dict, ifmaps: dict)
     return out
 
 
-def recognize_file(item: tuple[Path, str]) -> str | None:
-    """A worker's first job: the name of the parser that reads this file, or None."""
+def recognize_file(item: tuple[Path, str]) -> tuple[str, str | None, bool]:
+    """A worker's first job: (sha256, parser name or None, already loaded?). A file the store
+    has is not sniffed: its parser is the one that loaded it."""
     from collectors.ingest import head_of
+    from collectors.store import sha256_of
 
     path, rel = item
+    sha = sha256_of(path)
+    if (rel, sha) in _KNOWN:
+        return sha, _KNOWN[(rel, sha)], True
     parser = recognize(head_of(path), rel)
-    return parser.name if parser else None
+    return sha, parser.name if parser else None, False
 
 
 def parse_task(task: Task) -> ParsedFile:
-    """A worker's job: hash the file; unless the store has it, parse it."""
-    from collectors.store import sha256_of
-
-    sha = sha256_of(task.src.path)
-    if (task.src.rel, sha) in _KNOWN:
-        return ParsedFile(task.src.rel, sha, "unchanged")
+    """A worker's job: parse one file."""
     addresses, ifmaps = _maps(task.maps_version)
-    return parse_file(_PARSERS[task.parser], task.src, sha, addresses, ifmaps)
+    return parse_file(_PARSERS[task.parser], task.src, task.sha, addresses, ifmaps)
 
 
 class ParsePool:
     """Worker processes parsing files in order; `run(tasks)` yields their results in order."""
 
-    def __init__(self, workers: int, known: Iterable[tuple[str, str]]) -> None:
+    def __init__(self, workers: int, known: dict[tuple[str, str], str]) -> None:
         self._dir = tempfile.TemporaryDirectory(prefix="fabtwin-maps-")
         self._maps_path = str(Path(self._dir.name) / "maps")
         self.version = -1
@@ -146,7 +156,7 @@ class ParsePool:
         # spawn, not fork: the parent holds DuckDB and polars thread pools, which fork would copy
         self._pool = ProcessPoolExecutor(
             workers, mp_context=get_context("spawn"), initializer=_init,
-            initargs=(frozenset(known), self._maps_path))
+            initargs=(known, self._maps_path))
 
     def set_maps(self, addresses: dict, ifmaps: dict) -> int:
         """Publish the lookups the next tasks parse with; returns their version."""
@@ -155,11 +165,12 @@ class ParsePool:
             pickle.dump((addresses, ifmaps), fh, protocol=pickle.HIGHEST_PROTOCOL)
         return self.version
 
-    def recognize(self, files: list[tuple[Path, str]]) -> list[object | None]:
-        """The parser of each (path, bundle-relative name), sniffed by the workers."""
-        names = self._pool.map(recognize_file, files, chunksize=max(1, min(256, len(files) // 16)))
+    def recognize(self, files: list[tuple[Path, str]]) -> list[Found]:
+        """Each (path, bundle-relative name)'s hash and parser, found by the workers."""
+        found = self._pool.map(recognize_file, files, chunksize=max(1, min(256, len(files) // 16)))
         by_name = {p.name: p for p in parsers()}
-        return [by_name[n] if n else None for n in names]
+        return [Found(sha, by_name.get(name) if name else None, unchanged)
+                for sha, name, unchanged in found]
 
     def run(self, tasks: Iterable[Task], ahead: int | None = None) -> Iterator[ParsedFile]:
         """Parse `tasks`, at most `ahead` in flight, yielding results in the tasks' order."""

@@ -60,14 +60,28 @@ def views_once(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
     raised = _set_memory(con, os.environ.get("FABTWIN_ANALYSIS_MEMORY", "4GB"))
     try:
-        for view in SHADOWED_VIEWS:
-            con.execute(f"CREATE TEMP TABLE {view} AS SELECT * FROM {main}.{view}")
+        _materialize_rates(con, main)
+        con.execute(f"CREATE TEMP TABLE link_state_intervals AS "
+                    f"SELECT * FROM {main}.link_state_intervals")
         yield
     finally:
         for view in SHADOWED_VIEWS:
             con.execute(f"DROP TABLE IF EXISTS temp.{view}")
         if raised:
             _set_memory(con, limit)
+
+
+SAMPLES_PER_PART = 12_000_000
+
+
+def _materialize_rates(con: duckdb.DuckDBPyConnection, main: str) -> None:
+    """temp.port_rates from the store's port_rates, a share of the ports at a time on a big
+    store (`port_rates_part`): each part's window fits in memory instead of spilling."""
+    samples = con.execute(f"SELECT count(*) FROM {main}.samples").fetchone()[0]
+    parts = max(1, -(-samples // SAMPLES_PER_PART))
+    con.execute(f"CREATE TEMP TABLE port_rates AS SELECT * FROM {main}.port_rates_part(0, {parts})")
+    for part in range(1, parts):
+        con.execute(f"INSERT INTO temp.port_rates SELECT * FROM {main}.port_rates_part({part}, {parts})")
 
 
 def _set_memory(con: duckdb.DuckDBPyConnection, limit: str) -> bool:

@@ -271,3 +271,19 @@ def test_replay_and_investigate_on_a_parquet_lake(tmp_path):
     assert [i["kind"] for i in doc["incidents"]] == ["link_down"]
     assert open_readonly(tmp_path / "lake2").execute(
         "SELECT count(*) FROM incidents").fetchone()[0] == 1
+
+
+def test_rates_computed_in_parts_equal_the_view(stores, monkeypatch):
+    import replay.investigate as inv
+
+    monkeypatch.setattr(inv, "SAMPLES_PER_PART", 5_000)  # several parts on a small store
+    con = _con(stores["healthy"])
+    try:
+        view = con.execute("SELECT * FROM port_rates").fetchall()
+        assert con.execute("SELECT count(*) FROM samples").fetchone()[0] > 3 * 5_000
+        with inv.views_once(con):
+            parted = con.execute("SELECT * FROM temp.port_rates").fetchall()
+        assert len(parted) == len(view) > 0
+        assert sorted(parted, key=str) == sorted(view, key=str)
+    finally:
+        con.close()
