@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import csv
 
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Input, TextArea
 
 from fabtwin.tui.actions import ACTIONS
@@ -121,6 +122,23 @@ async def test_fabric_heatmap_steps_windows_and_marks_the_down_link(store_copy):
         assert (app.screen.kind, app.screen.ident) == ("link", FLAP)
 
 
+async def test_fabric_at_an_incident_start_puts_the_cursor_on_its_link(store_copy):
+    app = FabtwinApp(str(store_copy))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.screen.query_one("#incidents", DataTable).row_count)
+        await pilot.press("enter")  # the flap
+        await until(pilot, lambda: type(app.screen).__name__ == "IncidentScreen")
+        await pilot.press("f")
+        await until(pilot, lambda: type(app.screen).__name__ == "FabricScreen"
+                    and "1 down" in text_of(app, "#head") and "..." not in text_of(app, "#head"))
+        assert "window 2026-11-30 03:02:00" in text_of(app, "#head")
+        heat = app.screen.query_one("#heatmap", DataTable)
+        assert heat.cursor_coordinate == Coordinate(1, 1)  # leaf-p0-02 x spine-p0-01: the flap
+        await pilot.press("enter")
+        await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen")
+        assert (app.screen.kind, app.screen.ident) == ("link", FLAP)
+
+
 async def test_events_filter_by_kind_and_device_and_open_a_port(store_copy):
     app = FabtwinApp(str(store_copy))
     async with app.run_test(size=(120, 40)) as pilot:
@@ -139,6 +157,41 @@ async def test_events_filter_by_kind_and_device_and_open_a_port(store_copy):
         assert (app.screen.kind, app.screen.ident) == ("port", "spine-p0-01:swp2")
         await pilot.press("escape", "escape")
         assert len(column(table, 3)) > 6  # filters cleared
+
+
+async def test_screens_built_while_the_user_reads_show_their_data_at_once(store_copy):
+    app = FabtwinApp(str(store_copy))
+
+    def built(mode: str):
+        try:
+            return app.get_screen_stack(mode)
+        except KeyError:
+            return []
+
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: built("fabric") and built("events") and built("sql"))
+        (fabric,) = built("fabric")
+        await until(pilot, lambda: fabric.query_one("#heatmap", DataTable).row_count == 4)
+        head = fabric.query_one("#head")
+        assert "checking errors" in str(head.render())  # checked only once on screen
+        assert app.screen.query_one("#incidents", DataTable).has_focus  # still the user's
+        await pilot.press("2")
+        assert app.screen is fabric and fabric.query_one("#heatmap", DataTable).has_focus
+        await until(pilot, lambda: "0 degraded" in str(head.render()))
+        heat = fabric.query_one("#heatmap", DataTable)
+        heat.cursor_coordinate = Coordinate(2, 3)
+        before = str(head.render())
+        await pilot.press("right_square_bracket")  # the next window keeps the cursor's cell
+        await until(pilot, lambda: str(head.render()) != before
+                    and "..." not in str(head.render()))
+        assert heat.cursor_coordinate == Coordinate(2, 3)
+        await pilot.press("3")
+        events = app.screen.query_one("#events", DataTable)
+        assert events.row_count == 15 and events.has_focus
+        lanes = text_of(app, "#timeline").splitlines()
+        assert len(lanes[0]) > 100  # drawn across the terminal, not at its size unseen
+        await pilot.press("4")
+        assert app.screen.query_one("#editor", TextArea).has_focus
 
 
 async def test_sql_console_runs_pages_refuses_recalls_and_exports(store_copy, tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import shutil
 from datetime import datetime, timedelta
 
 import duckdb
@@ -43,6 +44,59 @@ def test_heatmap_marks_the_flapped_link_down_only_while_it_flaps(two_faults_db):
     assert hm0.state[r][k] == ""
     # every leaf-spine cable of the 4x4 plane carries traffic: a utilization in (0, 1]
     assert all(u is not None and 0 < u <= 1 for row in hm0.util for u in row)
+
+
+def _flap_window(data: StoreData) -> tuple[datetime, datetime, float]:
+    """The replay window holding the first flap, a full window before the flaps, its length."""
+    windows, length = data.windows()
+    return (max(w for w in windows if w <= FLAP_DOWN),
+            max(w for w in windows if w <= datetime(2026, 11, 30, 3, 0, 30)), length)
+
+
+def test_heatmap_reads_the_same_outages_from_the_replay_as_from_the_counters(two_faults_db,
+                                                                           tmp_path):
+    replayed = StoreData(two_faults_db)
+    during, before, length = _flap_window(replayed)
+    bare = tmp_path / "no_replay.duckdb"  # the same store, never replayed
+    shutil.copy(two_faults_db, bare)
+    with duckdb.connect(str(bare)) as con:
+        con.execute("DELETE FROM expected_ports")
+    counted = StoreData(bare)
+    for t0 in (during, before):
+        (a,), (b,) = replayed.heatmaps(t0, length), counted.heatmaps(t0, length)
+        assert a.state == b.state and a.links == b.links
+    assert sum(s == "down" for row in a.state for s in row) == 0  # before: all up
+    for ra, rb in zip(a.util, b.util, strict=True):  # steady load: window averages and
+        assert ra == pytest.approx(rb, rel=0.05)  # counter deltas agree
+
+
+def test_heatmap_marks_degraded_cables_from_rising_errors_and_from_the_diagnosis(
+        two_faults_db, tmp_path):
+    _, before, length = _flap_window(StoreData(two_faults_db))
+    db = tmp_path / "errors.duckdb"
+    shutil.copy(two_faults_db, db)
+    noisy, diagnosed = "leaf-p0-01:swp5--spine-p0-01:swp1", "leaf-p0-03:swp5--spine-p0-01:swp3"
+    with duckdb.connect(str(db)) as con:
+        for i, value in enumerate((10.0, 10.0, 250.0)):  # FCS errors rise inside the window
+            con.execute("INSERT INTO samples VALUES (?, 'leaf-p0-01', 'swp5', 'rx_fcs_errors', "
+                        "'in-fcs', 'planted', ?, NULL, NULL)",
+                        [before + timedelta(seconds=5 + 20 * i), value])
+        con.execute("INSERT INTO incidents VALUES (9, 'link_degraded', 'link', ?, ?, ?, 0.5, "
+                    "'planted', '{}')", [diagnosed, before - timedelta(minutes=1),
+                                         before + timedelta(minutes=5)])
+    data = StoreData(db)
+    (fast,) = data.heatmaps(before, length, errors=False)
+    (full,) = data.heatmaps(before, length)
+
+    def degraded(hm):
+        return {hm.links[r][k] for r, row in enumerate(hm.state) for k, s in enumerate(row)
+                if s == "degraded"}
+
+    assert degraded(fast) == {diagnosed}  # no scan of the counters: the diagnosis only
+    assert degraded(full) == {diagnosed, noisy}
+    assert data.rising_errors(before, before + timedelta(seconds=length)) == {"leaf-p0-01:swp5"}
+    later = before + timedelta(minutes=10)  # the incident is over, the errors stopped rising
+    assert degraded(data.heatmaps(later, length)[0]) == set()
 
 
 def test_port_series_rate_is_the_counter_delta_over_time(two_faults_db):
@@ -153,3 +207,18 @@ def test_tui_command_fails_in_one_line_without_a_store(tmp_path):
     assert out.exit_code == 2 and "no such store" in out.output
     out = CliRunner().invoke(main, ["tui", str(tmp_path / "no_bundle"), "--db", str(missing)])
     assert out.exit_code == 2 and "fabtwin: error:" in out.output
+
+
+def test_palette_offers_names_holding_the_query_first_then_its_letters_in_order():
+    from fabtwin.tui.palette import EntitiesProvider
+
+    provider = EntitiesProvider.__new__(EntitiesProvider)  # no app: the matching alone
+    names = [f"leaf-p{p}-{n:02d}:swp{s}" for p in (0, 1) for n in range(1, 65) for s in (1, 2)]
+    provider._entities = [("port", n, f"open port {n}") for n in names]
+    provider._lower = [t.lower() for _, _, t in provider._entities]
+    hits = [ident for _, ident, _ in provider._candidates("P1-07:SWP")]
+    assert hits == ["leaf-p1-07:swp1", "leaf-p1-07:swp2"]  # case folded, substring only
+    spread = [ident for _, ident, _ in provider._candidates("p1-07s2")]  # letters in order
+    assert spread == ["leaf-p1-07:swp2"]
+    many = provider._candidates("leaf")
+    assert len(many) == EntitiesProvider.MAX_HITS  # 256 names hold it: the first hundred

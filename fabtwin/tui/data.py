@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -85,9 +86,11 @@ class StoreData:
     def __init__(self, db: str | Path) -> None:
         self.db = str(db)
         self.con = open_readonly(db)
-        self._fabric = None
         self._fabric_error: str | None = None
-        self._capacity: dict[str, float] | None = None
+        self._cache: dict[str, object] = {}  # see _once
+        self._locks: dict[str, threading.Lock] = {}
+        self._lock = threading.Lock()
+        self._replayed: dict[tuple, tuple | None] = {}  # the last windows' replayed state
 
     def close(self) -> None:
         # a worker thread still inside a query at exit: the process ends anyway
@@ -109,12 +112,19 @@ class StoreData:
 
     # -- overview ---------------------------------------------------------------------------
     def time_range(self) -> tuple[datetime | None, datetime | None]:
-        rows = self._rows("SELECT min(ts), max(ts) FROM samples")
-        return rows[0] if rows else (None, None)
+        def first_last():
+            rows = self._rows("SELECT min(ts), max(ts) FROM samples")
+            return rows[0] if rows else (None, None)
+
+        return self._once("time_range", first_last)
 
     def counts(self) -> dict[str, int]:
+        tables = ("samples", "events", "incidents", "expected_ports", "neighbors", "jobs")
+        rows = self._rows("SELECT " + ", ".join(f"(SELECT count(*) FROM {t})" for t in tables))
+        if rows:  # one query; a table an older store lacks makes it fail: then one by one
+            return dict(zip(tables, rows[0], strict=True))
         out = {}
-        for table in ("samples", "events", "incidents", "expected_ports", "neighbors", "jobs"):
+        for table in tables:
             rows = self._rows(f"SELECT count(*) FROM {table}")
             out[table] = rows[0][0] if rows else 0
         return out
@@ -148,16 +158,22 @@ class StoreData:
         if counter not in _RATE_SQL or not ports:
             return Series(counter, [], [])
         (series,) = self.port_series_many(ports, [counter], t0, t1)
-        if counter in ("tx_bytes_per_s", "rx_bytes_per_s"):
-            side = counter.split("_", 1)[0]
-            bounds = "AND window_end >= ? AND window_start <= ?" if t0 and t1 else ""
-            exp = self._rows(f"""
-                SELECT window_start, sum(expected_{side}_bytes_per_s) FROM expected_ports
-                WHERE port_id IN ({", ".join("?" * len(ports))}) {bounds}
-                GROUP BY 1 ORDER BY 1""", list(ports) + ([t0, t1] if bounds else []))
-            series.expected_ts = [r[0] for r in exp]
-            series.expected = [r[1] for r in exp]
-        return series
+        return self.with_expected(series, ports, t0, t1)
+
+    def with_expected(self, series: Series, ports: list[str], t0: datetime | None = None,
+                      t1: datetime | None = None) -> Series:
+        """`series` (of `ports`) with the twin's expectation in [t0, t1], for the byte
+        counters when a replay ran (the replay's table: no samples read)."""
+        if series.counter not in ("tx_bytes_per_s", "rx_bytes_per_s") or not ports:
+            return series
+        side = series.counter.split("_", 1)[0]
+        bounds = "AND window_end >= ? AND window_start <= ?" if t0 and t1 else ""
+        exp = self._rows(f"""
+            SELECT window_start, sum(expected_{side}_bytes_per_s) FROM expected_ports
+            WHERE port_id IN ({", ".join("?" * len(ports))}) {bounds}
+            GROUP BY 1 ORDER BY 1""", list(ports) + ([t0, t1] if bounds else []))
+        return Series(series.counter, series.ts, series.observed, [r[0] for r in exp],
+                      [r[1] for r in exp])
 
     def port_series_many(self, ports: list[str], counters: list[str],
                          t0: datetime | None = None, t1: datetime | None = None) -> list[Series]:
@@ -260,7 +276,7 @@ class StoreData:
                           f"({', '.join('?' * len(devices))})", sorted(devices))
         return [r[0] for r in rows]
 
-    def entities(self, limit: int = 20_000) -> list[tuple[str, str]]:
+    def entities(self, limit: int = 1_000_000) -> list[tuple[str, str]]:
         """(kind, id) of the cabled devices, links and ports, for the command palette (from
         the cabling and the jobs: small tables, where the samples' ports view scans them all)."""
         rows = self._rows(f"""
@@ -305,16 +321,18 @@ class StoreData:
     # -- fabric -----------------------------------------------------------------------------
     def fabric(self):
         """The discovered Fabric (twin.discover.from_cabling of the neighbors), or None."""
-        if self._fabric is None and self._fabric_error is None:
-            from twin.discover import from_cabling
-            from twin.topology import TopologyError
+        return self._once("fabric", self._discover)
 
-            rows = self._rows("SELECT device, ifname, peer_device, peer_ifname FROM neighbors")
-            try:
-                self._fabric = from_cabling(rows)
-            except TopologyError as exc:
-                self._fabric_error = str(exc)
-        return self._fabric
+    def _discover(self):
+        from twin.discover import from_cabling
+        from twin.topology import TopologyError
+
+        rows = self._rows("SELECT device, ifname, peer_device, peer_ifname FROM neighbors")
+        try:
+            return from_cabling(rows)
+        except TopologyError as exc:
+            self._fabric_error = str(exc)
+            return None
 
     @property
     def fabric_error(self) -> str | None:
@@ -323,10 +341,12 @@ class StoreData:
     def windows(self) -> tuple[list[datetime], float]:
         """Window starts to step the fabric through, and their length in seconds.
 
-        The replay's windows when there is a replay, else at most 60 nice-sized windows (30 s or more, so a window holds
-        a few samples) over
-        the samples' time range.
+        The replay's windows when there is a replay, else at most 60 nice-sized windows (30 s
+        or more, so a window holds a few samples) over the samples' time range.
         """
+        return self._once("windows", self._windows)
+
+    def _windows(self) -> tuple[list[datetime], float]:
         rows = self._rows("SELECT DISTINCT window_start, epoch(window_end - window_start) "
                           "FROM expected_ports ORDER BY 1")
         if rows:
@@ -340,22 +360,25 @@ class StoreData:
         n = int((t1 - start).total_seconds() // step) + 1
         return [start + timedelta(seconds=step * i) for i in range(n)], float(step)
 
-    def heatmaps(self, t0: datetime, window_s: float) -> list[Heatmap]:
+    def heatmaps(self, t0: datetime, window_s: float, errors: bool = True) -> list[Heatmap]:
         """Per plane, leaf x spine utilization in [t0, t0 + window_s): max of the two
-        directions over capacity, max over parallel cables; down and degraded cables marked."""
+        directions over capacity, max over parallel cables; down and degraded cables marked.
+
+        Load and outages come from the replay's window averages when it covered the window (a
+        small table), else from the counters. A cable is degraded when the diagnosis holds a
+        link_degraded incident on it then, or (`errors`) when an error counter of either end
+        rose in the window: that reads the error counters of the window from `samples`, the
+        slow part on a big store, so the fabric screen draws first without it.
+        """
         fab = self.fabric()
         if fab is None:
             return []
         t1 = t0 + timedelta(seconds=window_s)
-        util = self._port_util(t0, t1)
-        down = self._down_ports(t0, t1)
+        replayed = self._replayed_state(t0, t1)
+        util, down = replayed if replayed else (self._port_util(t0, t1), self._down_ports(t0, t1))
         # the replay's capacity per port when it ran (it reads speeds); else the cabling's
         capacity = self._capacities()
-        bad = {r[0] for r in self._rows("""
-            SELECT device || ':' || ifname FROM samples
-            WHERE ts >= ? AND ts < ? AND counter IN ('rx_errors', 'tx_errors', 'rx_fcs_errors',
-                'symbol_errors')
-            GROUP BY device, ifname, metric, qualifier HAVING max(value) > min(value)""", [t0, t1])}
+        bad = self._diagnosed_degraded(t0, t1) | (self.rising_errors(t0, t1) if errors else set())
         maps = []
         names, kind = fab.node_name, fab.node_kind
         for plane in sorted(set(int(p) for p in fab.node_plane if p >= 0)):
@@ -386,11 +409,48 @@ class StoreData:
             maps.append(Heatmap(plane, leaves, spines, grid, state, links))
         return maps
 
+    def rising_errors(self, t0: datetime, t1: datetime) -> set[str]:
+        """Ports whose error counters rose in [t0, t1)."""
+        rows = self._rows("""
+            SELECT device || ':' || ifname FROM samples
+            WHERE ts >= ? AND ts < ? AND counter IN ('rx_errors', 'tx_errors', 'rx_fcs_errors',
+                'symbol_errors')
+            GROUP BY device, ifname, metric, qualifier HAVING max(value) > min(value)""", [t0, t1])
+        return {r[0] for r in rows}
+
+    def _diagnosed_degraded(self, t0: datetime, t1: datetime) -> set[str]:
+        """The ports of the link_degraded incidents under way in [t0, t1)."""
+        rows = self._rows("""
+            SELECT root_id FROM incidents WHERE kind = 'link_degraded'
+                AND (start IS NULL OR start < ?) AND ("end" IS NULL OR "end" >= ?)""", [t1, t0])
+        return {p for (root,) in rows for p in root.split("--")}
+
     def _capacities(self) -> dict[str, float]:
-        if self._capacity is None:
-            self._capacity = {p: c for p, c in self._rows(
-                "SELECT port_id, max(capacity_bytes_per_s) FROM expected_ports GROUP BY 1") if c}
-        return self._capacity
+        return self._once("capacities", lambda: {p: c for p, c in self._rows(
+            "SELECT port_id, max(capacity_bytes_per_s) FROM expected_ports GROUP BY 1") if c})
+
+    def _replayed_state(self, t0: datetime, t1: datetime
+                        ) -> tuple[dict[str, float], set[str]] | None:
+        """Bytes/s per port in [t0, t1) (the larger of tx and rx) and the ports down at some point
+        of it, from the replay's window averages and up fractions; None when the replay did not
+        cover the window."""
+        key = (t0, t1)
+        with self._lock:
+            if key in self._replayed:  # the error check redraws the window just drawn
+                return self._replayed[key]
+        rows = self._rows("""
+            SELECT port_id, max(greatest(coalesce(observed_tx_bytes_per_s, 0),
+                                         coalesce(observed_rx_bytes_per_s, 0))),
+                min(up_fraction)
+            FROM expected_ports WHERE window_start >= ? AND window_start < ?
+            GROUP BY 1""", [t0, t1])
+        state = ({p: u for p, u, _ in rows},
+                 {p for p, _, up in rows if up is not None and up < 1}) if rows else None
+        with self._lock:
+            self._replayed[key] = state
+            while len(self._replayed) > 8:
+                self._replayed.pop(next(iter(self._replayed)))
+        return state
 
     def _down_ports(self, t0: datetime, t1: datetime) -> set[str]:
         """Ports down at some point of [t0, t1): an oper-status sample or a link_down event in
@@ -408,16 +468,8 @@ class StoreData:
         return {r[0] for r in rows}
 
     def _port_util(self, t0: datetime, t1: datetime) -> dict[str, float]:
-        """Bytes/s per port in [t0, t1): the larger of tx and rx. From the replay's observed
-        window averages when it covered the window (a small table), else from the counters'
-        first and last values in the window (one metric per port and direction: the larger)."""
-        rows = self._rows("""
-            SELECT port_id, max(greatest(coalesce(observed_tx_bytes_per_s, 0),
-                                         coalesce(observed_rx_bytes_per_s, 0)))
-            FROM expected_ports WHERE window_start >= ? AND window_start < ?
-            GROUP BY 1""", [t0, t1])
-        if rows:
-            return {p: r for p, r in rows}
+        """Bytes/s per port in [t0, t1) from the counters' first and last values in the window
+        (one metric per port and direction: the larger)."""
         rows = self._rows("""
             WITH r AS (
                 SELECT device, ifname, counter, metric, qualifier,
@@ -431,6 +483,16 @@ class StoreData:
             )
             SELECT device || ':' || ifname, max(rate) FROM m GROUP BY ALL""", [t0, t1])
         return {p: r for p, r in rows}
+
+    def _once(self, key: str, compute):
+        """compute() once per store (it is opened read-only: nothing goes stale); a second
+        thread asking meanwhile waits for the first one's answer."""
+        with self._lock:
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:
+            if key not in self._cache:
+                self._cache[key] = compute()
+            return self._cache[key]
 
 
 def natural_key(text: str) -> list:

@@ -83,42 +83,41 @@ class EntityScreen(Screen):
                            key=f"{i}|port|{dev}:{ifn}" if ifn else f"{i}|device|{dev}")
         events.border_title = f"{len(rows)} event(s)"
         self.query_one("#peers", DataTable).focus()
-        self._load_series()
-        self._load_all()
+        self._load()
 
-    def _load_series(self) -> None:
-        counter = RATE_COUNTERS[self.counter]
+    def _load(self) -> None:
+        """Every counter of the entity over the hour around self.around, in one scan of its
+        samples: one sparkline each, and the plot of the current one (with the twin's
+        expectation, from the replay's table)."""
         # a link's story is one direction: its first port's tx is its peer's rx
         ports = self.ports[:1] if self.kind == "link" else self.ports
         data = self.app.data
         if self.around is None:  # the store's last hour
             self.around = (data.time_range()[1] or datetime(1970, 1, 1)) - HALF
-        t0, t1 = self.around - HALF, self.around + HALF
+        t0, t1, counter = self.around - HALF, self.around + HALF, self.counter
 
-        def fetch() -> Series:
-            return data.port_series(ports, counter, t0, t1)
-
-        self.run_worker(fetch, thread=True, exclusive=True, group="series")
-
-    def _load_all(self) -> None:
-        """Every counter of the entity over the same hour, one sparkline each."""
-        ports = self.ports[:1] if self.kind == "link" else self.ports
-        data, t0, t1 = self.app.data, self.around - HALF, self.around + HALF
-
-        def fetch() -> list[Series]:
-            return data.port_series_many(ports, list(RATE_COUNTERS), t0, t1)
+        def fetch() -> tuple[list[Series], Series]:
+            every = data.port_series_many(ports, list(RATE_COUNTERS), t0, t1)
+            return every, data.with_expected(every[counter], ports, t0, t1)
 
         self.run_worker(fetch, thread=True, group="all")
+
+    def _load_series(self) -> None:
+        """The plot of the current counter, from the samples already read."""
+        ports = self.ports[:1] if self.kind == "link" else self.ports
+        data, t0, t1 = self.app.data, self.around - HALF, self.around + HALF
+        observed = self.all_series[self.counter]
+        self.run_worker(lambda: data.with_expected(observed, ports, t0, t1), thread=True,
+                        exclusive=True, group="series")
 
     def on_worker_state_changed(self, event) -> None:
         if not event.worker.is_finished or not event.worker.result:
             return
         if event.worker.group == "series":
             self.series = event.worker.result
-            self._draw()
         elif event.worker.group == "all":
-            self.all_series = event.worker.result
-            self._draw()
+            self.all_series, self.series = event.worker.result
+        self._draw()
 
     def on_resize(self) -> None:
         self._draw()
@@ -136,8 +135,9 @@ class EntityScreen(Screen):
             title=f"{self.series.counter} of {what}{summed}   (c: next counter)"))
 
     def action_next_counter(self) -> None:
-        self.counter = (self.counter + 1) % len(RATE_COUNTERS)
-        self._load_series()
+        if self.all_series:  # else the first load is still running
+            self.counter = (self.counter + 1) % len(RATE_COUNTERS)
+            self._load_series()
 
     def action_open_row(self) -> None:
         self._open(cursor_key(self.focused if isinstance(self.focused, DataTable) else None))

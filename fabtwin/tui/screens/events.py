@@ -10,6 +10,7 @@ from textual.widgets import DataTable, Input, Static
 
 from fabtwin.tui.actions import bindings
 from fabtwin.tui.bars import KeyBar, TitleBar
+from fabtwin.tui.plot import merge_spans
 from fabtwin.tui.tables import cursor_key
 
 LANE_STYLES = {"link_down": "red", "link_up": "green", "pfc_storm": "magenta",
@@ -49,7 +50,7 @@ def timeline(rows: list[tuple], width: int, span: tuple | None = None) -> Text:
     left, right = f"{t0:%m-%d %H:%M:%S}", f"{t1:%m-%d %H:%M:%S}"
     out.append(" " * (label + 1) + left + " " * max(1, width - len(left) - len(right)) + right,
                style="dim")
-    return out
+    return merge_spans(out)
 
 
 class EventsScreen(Screen):

@@ -1,20 +1,25 @@
 """Fabric: per plane, a leaf x spine heatmap of link utilization in one window; `[` `]` step
 the windows, `p` the planes, Enter opens the link under the cursor. Down links show `DN` on
-red, degraded ones (errors rising) a `!` on yellow."""
+red, degraded ones (error counters rising, or a link_degraded incident) a `!` on yellow."""
 
 from __future__ import annotations
 
+import time
 from datetime import datetime
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.coordinate import Coordinate
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
+from textual.worker import WorkerState
 
 from fabtwin.tui.actions import bindings
 from fabtwin.tui.bars import KeyBar, TitleBar
 from fabtwin.tui.data import Heatmap
 
+PAINT_S_PER_CELL = 0.0002  # how long a heatmap cell takes to paint, about
+ONE_PASS_S = 0.1  # an error check quicker than this is done with the load, in one pass
 # utilization -> background, coolest first
 SCALE = ((0.05, "#1c1c1c"), (0.25, "#005f5f"), (0.5, "#008700"), (0.75, "#afaf00"),
          (0.9, "#d75f00"), (9e9, "#d70000"))
@@ -59,6 +64,11 @@ class FabricScreen(Screen):
         self.plane = 0
         self.maps: list[Heatmap] = []
         self._pending: datetime | None = None
+        self._find: str | None = None  # a link to put the cursor on once the maps are in
+        self._shown: tuple[datetime | None, bool] = (None, False)  # window drawn, errors checked
+        self._checking = False  # an error check is running
+        self._one_pass = False  # the error check is quick: load and check at once
+        self._shape: tuple | None = None  # the plane, leaves and spines the columns are for
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
@@ -71,9 +81,9 @@ class FabricScreen(Screen):
     def on_mount(self) -> None:
         self.title = "Fabric"
         self.query_one(DataTable).focus()
+        data = self.app.data
 
         def prepare():
-            data = self.app.data
             data.fabric()
             return data.windows()
 
@@ -81,21 +91,43 @@ class FabricScreen(Screen):
 
     def on_worker_state_changed(self, event) -> None:
         worker = event.worker
-        if not worker.is_finished or worker.result is None:
+        if worker.group == "errors" and worker.is_finished:
+            self._checking = False
+        if worker.state != WorkerState.SUCCESS or worker.result is None:
             return
         if worker.group == "windows":
             self.windows, self.window_s = worker.result
             self.index = len(self.windows) // 2
             if self._pending is not None:
-                self.go_to(self._pending)
+                self.go_to(self._pending, self._find)
             else:
                 self.load()
-        elif worker.group == "heatmap":
-            self.maps = worker.result
-            self.draw()
+            return
+        t0, maps, checked = worker.result
+        current = self.windows[self.index]
+        if worker.group == "errors":
+            if t0 != current:  # stepped on meanwhile: check the window shown now
+                self._check_errors()
+                return
+        elif t0 != current or self._shown == (t0, True):
+            return
+        self.maps, self._shown = maps, (t0, checked)
+        found, self._find = self._locate(self._find), None
+        if found is not None:
+            self.plane = found[0]
+        self.draw()
+        if found is not None:
+            self.query_one(DataTable).cursor_coordinate = Coordinate(*found[1:])
+        # once the heatmap is painted: the scan keeps the cores busy and the paint would wait
+        # (a 2,000-cell plane takes a quarter of a second to paint)
+        hm = maps[self.plane % len(maps)] if maps else None
+        cells = len(hm.leaves) * len(hm.spines) if hm else 0
+        self.set_timer(min(0.5, cells * PAINT_S_PER_CELL), self._check_errors)
 
-    def go_to(self, when: datetime) -> None:
-        """Show the window that holds `when`."""
+    def go_to(self, when: datetime, link: str | None = None) -> None:
+        """Show the window that holds `when`; `link` (a link id): on its plane, the cursor
+        on its cell."""
+        self._find = link
         if not self.windows:
             self._pending = when
             return
@@ -104,6 +136,9 @@ class FabricScreen(Screen):
         self.load()
 
     def load(self) -> None:
+        """Draw the window at self.index: load and outages first, then (_check_errors) which
+        cables' error counters rose, which reads the samples (seconds on a big store); both at
+        once when the check proved quick."""
         data = self.app.data
         if data.fabric() is None:
             self.query_one("#head", Static).update(
@@ -114,32 +149,73 @@ class FabricScreen(Screen):
             return
         t0, w = self.windows[self.index], self.window_s
         self.query_one("#head", Static).update(f"window {t0:%Y-%m-%d %H:%M:%S} + {w:g} s ...")
-        self.run_worker(lambda: data.heatmaps(t0, w), thread=True, exclusive=True,
-                        group="heatmap")
+        errors = self._one_pass and self.is_current  # the check proved quick: in one pass
+        self.run_worker(lambda: (t0, data.heatmaps(t0, w, errors=errors), errors), thread=True,
+                        exclusive=True, group="heatmap")
+
+    def _locate(self, link: str | None) -> tuple[int, int, int] | None:
+        """(plane index, row, column) of `link`'s cell in the maps, or None."""
+        for i, hm in enumerate(self.maps if link else []):
+            for r, row in enumerate(hm.links):
+                if link in row:
+                    return i, r, row.index(link) + 1  # column 0 names the leaf
+        return None
+
+    def on_screen_resume(self) -> None:
+        self.call_after_refresh(self._check_errors)
+
+    def _check_errors(self) -> None:
+        """Check the shown window's error counters, one scan at a time (stepping fast does not
+        pile up scans: the latest window is checked when the running one ends), and only on
+        screen (built in the background, the screen waits for its first visit)."""
+        if (self._checking or not self.windows or self._shown[1] or not self.maps
+                or not self.is_current):
+            return
+        self._checking = True
+        data, t0, w = self.app.data, self.windows[self.index], self.window_s
+
+        def check() -> tuple[datetime, list[Heatmap], bool]:
+            start = time.perf_counter()
+            maps = data.heatmaps(t0, w)
+            self._one_pass = time.perf_counter() - start < ONE_PASS_S
+            return t0, maps, True
+
+        self.run_worker(check, thread=True, group="errors")
 
     def draw(self) -> None:
         table = self.query_one(DataTable)
-        table.clear(columns=True)
         if not self.maps:
+            table.clear(columns=True)
             self.query_one("#head", Static).update("No leaf-spine links in this fabric.")
             return
         self.plane %= len(self.maps)
         hm = self.maps[self.plane]
         t0 = self.windows[self.index]
-        table.add_column("leaf \\ spine", key="leaf")
-        for s in hm.spines:
-            table.add_column(s.rsplit("-", 1)[-1], key=s)
+        shape = (hm.plane, hm.leaves, hm.spines)
+        if shape != self._shape:  # another plane or fabric: new columns
+            table.clear(columns=True)
+            table.add_column("leaf \\ spine", key="leaf")
+            for s in hm.spines:
+                table.add_column(s.rsplit("-", 1)[-1], key=s)
+            self._shape = shape
+            where = None
+        else:  # the same columns: keep them, and the cursor where it was (it scrolls to it)
+            where = table.cursor_coordinate
+            table.clear()
         for r, leaf in enumerate(hm.leaves):
             table.add_row(leaf, *(cell(hm.util[r][k], hm.state[r][k])
                                   for k in range(len(hm.spines))), key=leaf)
+        if where is not None:
+            table.cursor_coordinate = where
         n_down = sum(s == "down" for row in hm.state for s in row)
         n_bad = sum(s == "degraded" for row in hm.state for s in row)
         busiest = max((u for row in hm.util for u in row if u is not None), default=None)
+        bad = f"{n_bad} degraded" if self._shown[1] else "degraded: checking errors..."
         self.query_one("#head", Static).update(
             f"plane {hm.plane} ({self.plane + 1} of {len(self.maps)}, p: next)   "
             f"window {t0:%Y-%m-%d %H:%M:%S} + {self.window_s:g} s "
             f"({self.index + 1}/{len(self.windows)})   "
-            f"{n_down} down, {n_bad} degraded, busiest "
+            f"{n_down} down, {bad}, busiest "
             + (f"{busiest * 100:.0f}%" if busiest is not None else "-"))
         self._draw_slider()
 

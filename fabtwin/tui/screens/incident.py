@@ -141,7 +141,8 @@ class IncidentScreen(Screen):
         self.app.open_entity(inc.root_type, inc.root_id, inc.start)
 
     def action_fabric_at_start(self) -> None:
-        self.app.fabric_at(self.incident.start)
+        inc = self.incident
+        self.app.fabric_at(inc.start, inc.root_id if inc.root_type == "link" else None)
 
     def action_open_affected(self) -> None:
         self._open(cursor_key(self.query_one("#affected", DataTable)))

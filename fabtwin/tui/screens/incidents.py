@@ -48,7 +48,8 @@ class IncidentsScreen(Screen):
         data = self.app.data
         t0, t1 = data.time_range()
         n = data.counts()
-        span = f"{t0:%Y-%m-%d %H:%M:%S} .. {t1:%H:%M:%S}" if t0 else "no samples"
+        end = "%H:%M:%S" if t0 and t0.date() == t1.date() else "%Y-%m-%d %H:%M:%S"
+        span = f"{t0:%Y-%m-%d %H:%M:%S} .. {t1:{end}}" if t0 else "no samples"
         self.query_one("#summary", Static).update(
             f"{span}  {n['samples']:,} samples  {n['events']:,} events  "
             f"{n['incidents']} incident(s)\n{data.replay_status()}")
