@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from collectors.store import open_readonly
+from collectors.readonly import open_readonly
 
 ALLOWED = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
 ALLOWED_PRAGMAS = ("table_info", "show_tables", "show_tables_expanded", "version",

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from collectors.store import StoreError
+from collectors.readonly import StoreError
 
 
 @click.command()

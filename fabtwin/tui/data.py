@@ -17,7 +17,7 @@ from pathlib import Path
 
 import duckdb
 
-from collectors.store import open_readonly
+from collectors.readonly import open_readonly
 
 # the per-port rates a drill-down can plot (port_rates' columns, same names)
 RATE_COUNTERS = ("tx_bytes_per_s", "rx_bytes_per_s", "ecn_marked_per_s", "tx_pause_per_s",
