@@ -408,7 +408,8 @@ def _route_windows(fabric: Fabric, up: np.ndarray, src_ep: np.ndarray, dst_ep: n
 def _frame(fabric: Fabric, t_from: datetime, t_to: datetime, window_s: float, n_win: int, up: np.ndarray,
            exp_tx: np.ndarray, exp_rx: np.ndarray, obs_tx: np.ndarray, obs_rx: np.ndarray
            ) -> pl.DataFrame:
-    """The expected_ports rows, port-major."""
+    """The expected_ports rows, window-major: a reader of one window (the TUI's heatmap) reads
+    the row groups of that window only."""
     c = fabric.n_cables
     ports = _port_ids(fabric)
     peers = fabric.cable_port_b + fabric.cable_port_a
@@ -425,13 +426,13 @@ def _frame(fabric: Fabric, t_from: datetime, t_to: datetime, window_s: float, n_
         "uplink": np.arange(2 * c) < c,
     }).with_row_index("p")
     grid = pl.DataFrame({
-        "p": np.repeat(np.arange(n_ports, dtype=np.uint32), n_win),
-        "window_start": np.tile(starts[:-1], n_ports), "window_end": np.tile(starts[1:], n_ports),
-        "up_fraction": np.tile(up, (2, 1)).ravel(),
-        "expected_tx_bytes_per_s": exp_tx.ravel(), "observed_tx_bytes_per_s": obs_tx.ravel(),
-        "expected_rx_bytes_per_s": exp_rx.ravel(), "observed_rx_bytes_per_s": obs_rx.ravel(),
+        "p": np.tile(np.arange(n_ports, dtype=np.uint32), n_win),
+        "window_start": np.repeat(starts[:-1], n_ports), "window_end": np.repeat(starts[1:], n_ports),
+        "up_fraction": np.tile(up, (2, 1)).T.ravel(),
+        "expected_tx_bytes_per_s": exp_tx.T.ravel(), "observed_tx_bytes_per_s": obs_tx.T.ravel(),
+        "expected_rx_bytes_per_s": exp_rx.T.ravel(), "observed_rx_bytes_per_s": obs_rx.T.ravel(),
     }, nan_to_null=True)
-    return grid.join(attrs, on="p", how="left").select(
+    return grid.join(attrs, on="p", how="left", maintain_order="left").select(
         "window_start", "window_end", "port_id", "device", "ifname", "link_id", "peer_port",
         "plane", "tier", "capacity_bytes_per_s", "up_fraction", "expected_tx_bytes_per_s",
         "observed_tx_bytes_per_s", "expected_rx_bytes_per_s", "observed_rx_bytes_per_s", "uplink")
