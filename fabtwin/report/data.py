@@ -8,8 +8,7 @@ read the raw rates of a handful of devices around one incident.
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 import duckdb
@@ -17,6 +16,8 @@ import polars as pl
 
 from replay.detectors import ERRORS_PER_S
 from replay.investigate import diagnose
+from replay.stored import StoredIncident as IncidentRow
+from replay.stored import load_incidents
 from twin.discover import SWITCH_NAME, from_cabling
 from twin.topology import TopologyError
 
@@ -54,20 +55,6 @@ class Summary:
         return self.samples == 0
 
 
-@dataclass
-class IncidentRow:
-    rank: int
-    kind: str
-    root_type: str
-    root_id: str
-    start: datetime | None
-    end: datetime | None
-    score: float
-    summary: str
-    evidence: list[dict] = field(default_factory=list)
-    impact: dict = field(default_factory=dict)
-
-
 def summary(con: duckdb.DuckDBPyConnection) -> Summary:
     """Time range, devices, links, jobs and files of the store."""
     start, end, samples = one(con, "SELECT min(ts), max(ts), count(*) FROM samples")
@@ -102,15 +89,9 @@ def incidents(con: duckdb.DuckDBPyConnection, s: Summary,
     """
     if s.empty:
         return [], "empty"
-    rows = con.execute("""
-        SELECT i.rank, kind, root_type, root_id, start, "end", score, summary, impact,
-               list(e.evidence ORDER BY e.seq) FILTER (WHERE e.evidence IS NOT NULL)
-        FROM incidents i LEFT JOIN incident_evidence e USING (rank)
-        GROUP BY ALL ORDER BY i.rank""").fetchall()
-    if rows or s.replay is not None:
-        return [IncidentRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6] or 0.0, r[7] or "",
-                            [json.loads(e) for e in r[9] or []], json.loads(r[8]) if r[8] else {})
-                for r in rows], "stored"
+    stored = load_incidents(con)
+    if stored or s.replay is not None:
+        return stored, "stored"
     if not diagnose_now:
         return [], "undiagnosed"
     found = diagnose(con)  # detectors only read (and a temporary table): read-only is enough

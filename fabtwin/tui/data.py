@@ -8,9 +8,9 @@ whole-store views (`port_rates`) would take seconds.
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -18,6 +18,8 @@ from pathlib import Path
 import duckdb
 
 from collectors.readonly import open_readonly
+from replay.stored import StoredIncident as Incident  # noqa: F401 - the screens' name
+from replay.stored import load_evidence, load_incidents
 
 # the per-port rates a drill-down can plot (port_rates' columns, same names)
 RATE_COUNTERS = ("tx_bytes_per_s", "rx_bytes_per_s", "ecn_marked_per_s", "tx_pause_per_s",
@@ -34,27 +36,6 @@ KIND_COUNTER = {"pfc_storm": "tx_pause_per_s", "congestion": "ecn_marked_per_s",
                 "link_degraded": "errors_per_s", "load_imbalance": "tx_bytes_per_s",
                 "link_flap": "tx_bytes_per_s", "link_down": "tx_bytes_per_s"}
 NICE_WINDOWS_S = (30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 86400)
-
-
-@dataclass
-class Incident:
-    rank: int
-    kind: str
-    root_type: str
-    root_id: str
-    start: datetime | None
-    end: datetime | None
-    score: float
-    summary: str
-    impact: dict = field(default_factory=dict)
-
-    def ports(self) -> list[str]:
-        """The port ids the root cause names (both ends of a link, the port itself)."""
-        if self.root_type == "link" and "--" in self.root_id:
-            return self.root_id.split("--", 1)
-        if self.root_type == "port":
-            return [self.root_id]
-        return []
 
 
 @dataclass
@@ -102,9 +83,13 @@ class StoreData:
         return self.con.cursor()
 
     def _rows(self, sql: str, params: list | None = None) -> list[tuple]:
+        return self._read(lambda cur: cur.execute(sql, params or []).fetchall())
+
+    def _read(self, read: Callable[[duckdb.DuckDBPyConnection], list]) -> list:
+        """`read(cursor)` on a cursor of its own (the UI reads from several threads)."""
         cur = self.cursor()
         try:
-            return cur.execute(sql, params or []).fetchall()
+            return read(cur)
         except duckdb.CatalogException:
             return []  # a table an older store or a plain DuckDB file lacks
         finally:
@@ -141,14 +126,10 @@ class StoreData:
 
     # -- incidents --------------------------------------------------------------------------
     def incidents(self) -> list[Incident]:
-        rows = self._rows('SELECT rank, kind, root_type, root_id, start, "end", score, summary, '
-                          "impact FROM incidents ORDER BY rank")
-        return [Incident(*r[:8], impact=_json(r[8]) or {}) for r in rows]
+        return self._read(lambda cur: load_incidents(cur, evidence=False))
 
     def evidence(self, rank: int) -> list[dict]:
-        rows = self._rows("SELECT evidence FROM incident_evidence WHERE rank = ? ORDER BY seq",
-                          [rank])
-        return [_json(r[0]) for r in rows]
+        return self._read(lambda cur: load_evidence(cur, rank))
 
     # -- time series ------------------------------------------------------------------------
     def port_series(self, ports: list[str], counter: str, t0: datetime | None = None,
@@ -512,12 +493,3 @@ def _port_filter(ports: list[str]) -> tuple[str, list]:
         return "false", []
     where = " OR ".join("(device = ? AND ifname = ?)" for _ in pairs)
     return where, [x for pair in pairs for x in pair]
-
-
-def _json(text: str | None):
-    if not text:
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:
-        return {"text": text}
