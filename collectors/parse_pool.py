@@ -27,7 +27,7 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from collectors.registry import parsers, recognize
-from collectors.source import Sink, SourceFile
+from collectors.source import Sink, SourceFile, run_parser
 
 # files at or above this size are parsed in the store's own process, streamed in batches (their
 # rows would not fit in one message); the pool takes the rest
@@ -110,10 +110,7 @@ def parse_file(parser, src: SourceFile, sha: str, addresses: dict, ifmaps: dict)
 
     sink = Sink(flush=keep, addresses=addresses, ifmaps=ifmaps)
     try:
-        parser.parse(src, sink)
-        if src.read_error:
-            sink.reject(sink.current_line + 1, src.read_error + "; records before it were loaded", "")
-        sink.close()
+        run_parser(parser, src, sink)
     except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
         return ParsedFile(src.rel, sha, "failed", reason=f"{src.rel}: {exc}")
     out.loaded, out.rejected, out.rows = sink.loaded, sink.rejected, dict(sink.rows)

@@ -144,6 +144,15 @@ class Parser(Protocol):
     def parse(self, src: SourceFile, sink: Sink) -> None: ...
 
 
+def run_parser(parser: Parser, src: SourceFile, sink: Sink) -> None:
+    """Parse `src` into `sink` and flush it; a compressed stream that ended early is one more
+    reject, after the records read before it."""
+    parser.parse(src, sink)
+    if src.read_error:
+        sink.reject(sink.current_line + 1, src.read_error + "; records before it were loaded", "")
+    sink.close()
+
+
 def strip_port(name: str) -> str:
     """`10.0.0.1:57400` -> `10.0.0.1`, `leaf-01:9100` -> `leaf-01`, `[::1]:80` -> `::1`."""
     name = name.strip()

@@ -25,7 +25,7 @@ import polars as pl
 
 from collectors.readonly import StoreError, open_readonly  # noqa: F401 - re-exported
 from collectors.schema import canonical_counters, counter_map
-from collectors.source import Parser, Sink, SourceFile
+from collectors.source import Parser, Sink, SourceFile, run_parser
 
 if TYPE_CHECKING:
     from collectors.parse_pool import ParsedFile
@@ -272,31 +272,25 @@ class Store:
         self._unmarked = (file_id, src.rel, bundle, sha, size, parser.name, parser.family)
         if not defer:
             self._mark_loading()
-        loader = _Loader(lambda table, buf: self._insert(table, file_id, parser.family, src.rel,
-                                                         buf, defer), commit=self._commit_chunk)
+        def insert(table: str, buf) -> None:
+            self._insert(table, file_id, parser.family, src.rel, buf, defer)
+
         try:
             sink: Sink | ParsedFile
-            if parsed is not None and defer:  # a worker parsed it: nothing to overlap
-                loader.finish()
-                sink = parsed
+            if parsed is not None:  # a worker parsed it: nothing to overlap, inserted here
+                sink, since_commit = parsed, 0
                 for table, buf in parsed.batches:
-                    self._insert(table, file_id, parser.family, src.rel, buf, defer)
-            elif parsed is not None:
-                sink = parsed
-                try:
-                    for table, buf in parsed.batches:
-                        loader.put(table, buf)
-                finally:
-                    loader.finish()
+                    insert(table, buf)
+                    since_commit += _height(buf)
+                    if since_commit >= COMMIT_ROWS:
+                        self._commit_chunk()
+                        since_commit = 0
             else:
                 addresses, ifmaps = self.lookup_maps()
+                loader = _Loader(insert, commit=self._commit_chunk)
                 sink = Sink(flush=loader.put, addresses=addresses, ifmaps=ifmaps)
                 try:
-                    parser.parse(src, sink)
-                    if src.read_error:
-                        sink.reject(sink.current_line + 1,
-                                    src.read_error + "; records before it were loaded", "")
-                    sink.close()
+                    run_parser(parser, src, sink)
                 finally:
                     loader.finish()
             counts = [sink.loaded + sink.rejected, sink.loaded, sink.rejected, sum(sink.rows.values())]
