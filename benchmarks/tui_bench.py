@@ -63,9 +63,10 @@ def build_store(db: Path, samples: int) -> None:
     t = time.perf_counter()
     # one copy at a time keeps the table in time order, so min/max zone maps prune ts ranges
     for k in range(1, copies + 1):
-        con.execute("INSERT INTO samples SELECT ts + to_seconds(?::BIGINT), device, ifname, counter, "
-                    "metric, qualifier, value, file_id, line FROM samples "
-                    "WHERE ts <= ?", [k * period, t1])
+        con.execute("INSERT INTO samples SELECT ts + to_seconds($1::BIGINT), device, ifname, "
+                    "counter, metric, qualifier, value, file_id, line, "
+                    "prev_gap_us, prev_delta, is_tail FROM samples "
+                    "WHERE ts <= $2", [k * period, t1])
     con.execute("CHECKPOINT")
     n = con.execute("SELECT count(*) FROM samples").fetchone()[0]
     con.close()

@@ -237,9 +237,11 @@ class Store:
     def _insert_batch(self, table: str, family: str, cols: list[str]) -> None:
         if table == "samples":  # frame_of has named the counters (counter_map's rows)
             self.con.execute(
-                "INSERT INTO samples (ts, device, ifname, counter, metric, qualifier, value, file_id, line) "
+                "INSERT INTO samples (ts, device, ifname, counter, metric, qualifier, value, "
+                "file_id, line, prev_gap_us, prev_delta, is_tail) "
                 "SELECT make_timestamp(ts // 1000), device, ifname, counter, metric, qualifier, "
-                "value, file_id, line FROM _batch")
+                "value, file_id, line, prev_gap_us, prev_delta, is_tail "
+                "FROM _batch")
             return
         quoted = ", ".join(f'"{c}"' for c in cols)
         select = ", ".join(f'make_timestamp("{c}" // 1000)' if c in _TS_COLUMNS else f'"{c}"' for c in cols)
@@ -440,9 +442,48 @@ def frame_of(table: str, buf: dict[str, list] | pl.DataFrame, family: str) -> pl
     if table != "samples":
         return frame
     names = _family_map(family)
-    return (frame.join(names, on="metric", how="left", maintain_order="left")
-            .with_columns(pl.col("value") * pl.col("scale").fill_null(1.0))
-            .drop("scale"))
+    return with_predecessors(
+        frame.join(names, on="metric", how="left", maintain_order="left")
+        .with_columns(pl.col("value") * pl.col("scale").fill_null(1.0))
+        .drop("scale"))
+
+
+_SERIES = ("device", "ifname", "metric", "qualifier")
+
+
+def with_predecessors(frame: pl.DataFrame) -> pl.DataFrame:
+    """Samples with `prev_gap_us` and `prev_delta`, the microseconds and the increase since the
+    previous finite sample of the same series in this batch, in (ts, line) order, and `is_tail`.
+
+    A run of a series ends at the batch's last sample and before a decrease (a wrap or a reset):
+    the sample after it has no `prev_*` (a head), the one before it is a tail. The rates views
+    pair heads with the tail before them, wherever it is (views.sql `sample_deltas`). The
+    batch's rows keep their order. Non-finite values are in no run (their three columns are
+    null), as the rates views leave them out.
+    """
+    if frame.height == 0:
+        return frame.with_columns(pl.lit(None, pl.Int64).alias("prev_gap_us"),
+                                  pl.lit(None, pl.Float64).alias("prev_delta"),
+                                  pl.lit(None, pl.Boolean).alias("is_tail"))
+    # one stable sort by series and time, neighbours compared, the batch's order restored: 7x
+    # cheaper than window expressions over four string keys on a batch of many series
+    keys = [*_SERIES, "_finite"]
+    g = (frame.with_row_index("_row")
+         .with_columns(pl.col("value").is_finite().fill_null(False).alias("_finite"))
+         .sort([*keys, "ts", "line"], maintain_order=True))
+    same = pl.all_horizontal([pl.col(k).eq_missing(pl.col(k).shift()) for k in keys])
+    us = pl.col("ts") // 1000  # the store keeps microseconds
+    g = g.with_columns(same.fill_null(False).alias("_same"))
+    g = g.with_columns((pl.when("_same").then(pl.col("value").shift()) <= pl.col("value"))
+                       .fill_null(False).alias("_run"))
+    g = g.with_columns(
+        pl.when("_run").then(us - us.shift()).alias("prev_gap_us"),
+        pl.when("_run").then(pl.col("value") - pl.col("value").shift()).alias("prev_delta"),
+        pl.when(pl.col("_same").shift(-1).fill_null(False)).then(pl.col("_run").shift(-1))
+        .not_().fill_null(True).alias("is_tail"))
+    runs = ("prev_gap_us", "prev_delta", "is_tail")
+    return (g.with_columns(pl.when("_finite").then(pl.col(c)).alias(c) for c in runs)
+            .sort("_row").select(*frame.columns, *runs))
 
 
 @cache

@@ -228,7 +228,8 @@ def test_an_interrupted_ingest_is_removed_on_the_next_open(write, tmp_path):
     with Store.open(db) as s:
         # what a process killed between two chunk commits leaves behind
         s.con.execute("INSERT INTO files (file_id, path, sha256, status) VALUES (99, 'x.csv', 'h', 'loading')")
-        s.con.execute("INSERT INTO samples VALUES (TIMESTAMP '2026-01-01', 'leaf-1', 'swp1', "
+        s.con.execute("INSERT INTO samples (ts, device, ifname, counter, metric, qualifier, value, "
+                      "file_id, line) VALUES (TIMESTAMP '2026-01-01', 'leaf-1', 'swp1', "
                       "'rx_bytes', 'rx_bytes', '', 1, 99, 2)")
     with pytest.raises(StoreError, match="x.csv half-loaded"):
         open_readonly(db)

@@ -78,8 +78,8 @@ def test_heatmap_marks_degraded_cables_from_rising_errors_and_from_the_diagnosis
     noisy, diagnosed = "leaf-p0-01:swp5--spine-p0-01:swp1", "leaf-p0-03:swp5--spine-p0-01:swp3"
     with duckdb.connect(str(db)) as con:
         for i, value in enumerate((10.0, 10.0, 250.0)):  # FCS errors rise inside the window
-            con.execute("INSERT INTO samples VALUES (?, 'leaf-p0-01', 'swp5', 'rx_fcs_errors', "
-                        "'in-fcs', 'planted', ?, NULL, NULL)",
+            con.execute("INSERT INTO samples (ts, device, ifname, counter, metric, qualifier, value) "
+                        "VALUES (?, 'leaf-p0-01', 'swp5', 'rx_fcs_errors', 'in-fcs', 'planted', ?)",
                         [before + timedelta(seconds=5 + 20 * i), value])
         con.execute("INSERT INTO incidents VALUES (9, 'link_degraded', 'link', ?, ?, ?, 0.5, "
                     "'planted', '{}')", [diagnosed, before - timedelta(minutes=1),

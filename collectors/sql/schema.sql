@@ -38,11 +38,22 @@ CREATE TABLE IF NOT EXISTS counter_map (
 -- numeric samples, long form. `metric` is the vendor name as received; `counter` the canonical
 -- name (NULL if unmapped); `value` is in the canonical unit (the map's scale applied, 1 for
 -- nearly every counter).
+-- `prev_gap_us`, `prev_delta`: microseconds and increase since the previous finite sample of the
+-- same series (device, ifname, metric, qualifier) in the same load batch, in (ts, line) order;
+-- NULL for the batch's first sample of the series and after a decrease (a wrap or a reset: the
+-- rates views pair those with the series' other samples). `is_tail`: the last sample of such a
+-- run (NULL: unknown, read as true). They let the rates views pair samples without a window over
+-- the whole table (views.sql); rows written without them (other tools, older stores, lakes) are
+-- paired by the window, so they only cost speed.
 CREATE TABLE IF NOT EXISTS samples (
     ts TIMESTAMP NOT NULL, device VARCHAR NOT NULL, ifname VARCHAR NOT NULL,
     counter VARCHAR, metric VARCHAR NOT NULL, qualifier VARCHAR NOT NULL,
-    value DOUBLE, file_id INTEGER, line BIGINT
+    value DOUBLE, file_id INTEGER, line BIGINT,
+    prev_gap_us BIGINT, prev_delta DOUBLE, is_tail BOOLEAN
 );
+ALTER TABLE samples ADD COLUMN IF NOT EXISTS prev_gap_us BIGINT;
+ALTER TABLE samples ADD COLUMN IF NOT EXISTS prev_delta DOUBLE;
+ALTER TABLE samples ADD COLUMN IF NOT EXISTS is_tail BOOLEAN;
 
 CREATE TABLE IF NOT EXISTS text_samples (
     ts TIMESTAMP NOT NULL, device VARCHAR NOT NULL, ifname VARCHAR NOT NULL,

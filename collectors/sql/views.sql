@@ -16,33 +16,73 @@ CREATE OR REPLACE MACRO counter_delta(value, prev, series_max) AS CASE
     WHEN prev >= 9223372036854775808 THEN value + 18446744073709551616 - prev
 END;
 
-CREATE OR REPLACE VIEW counter_rates AS
-WITH s AS (
-    SELECT s.device, s.ifname, s.counter, s.qualifier, s.metric, s.ts, s.value, s.file_id, s.line,
-        hash(s.device, s.ifname, s.metric, s.qualifier) AS series
-    FROM samples s JOIN counters k ON s.counter = k.counter
-    WHERE k.kind = 'counter' AND s.value IS NOT NULL AND isfinite(s.value)
-), d AS (
-    SELECT *,
-        lag(value) OVER w AS prev,
-        lag(ts) OVER w AS prev_ts,
-        max(value) OVER (PARTITION BY series) AS series_max
-    FROM s
-    -- file and line break ties of ts (overlapping bundles), so every store agrees
+-- Consecutive samples of a series, without a window over the whole table. Ingest stores with a
+-- sample the gap and the increase since the series' previous sample in the same load batch
+-- (prev_gap_us, prev_delta), within runs that end at the batch's end and before any decrease
+-- (a wrap or a reset); `is_tail` marks a run's last sample (NULL is read as true). A run's
+-- first sample (a "head") is paired with the sample before it through a window over the heads
+-- and tails only: that sample is the previous run's tail while a series' runs do not overlap
+-- in (ts, file_id, line) order, which the same window checks: a head right after another run's
+-- head that is not also its tail means the runs interleave, and such a series ("mixed") is
+-- paired by a window over all its samples. Rows without stored gaps are each a head and a
+-- tail, so they are paired by the window: correct, only slower. Every decrease is at a head,
+-- and a series' maximum (the wrap rule needs it) is one of its tails.
+-- `rate_samples(counters)`: the finite samples of these counters, series as a 64-bit hash.
+CREATE OR REPLACE MACRO rate_samples(counters) AS TABLE
+SELECT hash(device, ifname, metric, qualifier) AS series, hash(device, ifname) AS port, counter,
+    ts, value, file_id, line, prev_gap_us, prev_delta, prev_gap_us IS NULL AS head,
+    is_tail IS NOT FALSE AS tail
+FROM samples
+WHERE counter IN (SELECT unnest(counters)) AND value IS NOT NULL AND isfinite(value);
+
+-- `sample_deltas(counters)`: one row per sample that has a predecessor earlier than it: the
+-- increase over the interval (NULL: a reset), wraps added back.
+CREATE OR REPLACE MACRO sample_deltas(counters) AS TABLE
+WITH s AS NOT MATERIALIZED (FROM rate_samples(counters)),
+c AS (
+    SELECT series, port, counter, ts, value, file_id, line, head, tail,
+        lag(ts) OVER w AS prev_ts, lag(value) OVER w AS prev_value,
+        lag(head AND NOT tail) OVER w AS after_open_head
+    FROM s WHERE head OR tail
     WINDOW w AS (PARTITION BY series ORDER BY ts, file_id, line)
-), r AS (
-    SELECT *, counter_delta(value, prev, series_max) AS raw_delta
-    FROM d
-    WHERE prev IS NOT NULL AND ts > prev_ts
+), mixed AS (SELECT DISTINCT series FROM c WHERE head AND after_open_head),
+heads AS (
+    SELECT series, port, counter, ts, file_id, line, value, head, prev_ts, prev_value,
+        max(value) FILTER (WHERE tail) OVER (PARTITION BY series) AS series_max
+    FROM c WHERE series NOT IN (SELECT series FROM mixed)
+), w AS (
+    SELECT series, port, counter, ts, file_id, line, value,
+        lag(ts) OVER o AS prev_ts, lag(value) OVER o AS prev_value,
+        max(value) OVER (PARTITION BY series) AS series_max
+    FROM s SEMI JOIN mixed USING (series)
+    WINDOW o AS (PARTITION BY series ORDER BY ts, file_id, line)
+), paired AS (
+    SELECT series, port, counter, ts, file_id, line, prev_ts,
+        counter_delta(value, prev_value, series_max) AS delta, value < prev_value AS fell
+    FROM heads WHERE head AND prev_ts IS NOT NULL
+    UNION ALL
+    SELECT series, port, counter, ts, file_id, line, prev_ts,
+        counter_delta(value, prev_value, series_max), value < prev_value
+    FROM w WHERE prev_ts IS NOT NULL
 )
-SELECT device, ifname, counter, qualifier, metric,
-    prev_ts AS ts_start, ts,
-    epoch_us(ts - prev_ts) / 1e6 AS interval_s,
-    raw_delta AS delta,
-    raw_delta / (epoch_us(ts - prev_ts) / 1e6) AS rate,
-    value < prev AND raw_delta IS NOT NULL AS wrapped,
-    raw_delta IS NULL AS reset
-FROM r;
+SELECT series, port, counter, file_id, line, ts - to_microseconds(prev_gap_us) AS ts_start, ts,
+    prev_gap_us / 1e6 AS interval_s, prev_delta AS delta, false AS wrapped, false AS reset
+FROM s WHERE NOT head AND prev_gap_us > 0 AND series NOT IN (SELECT series FROM mixed)
+UNION ALL
+SELECT series, port, counter, file_id, line, prev_ts, ts, epoch_us(ts - prev_ts) / 1e6, delta,
+    fell AND delta IS NOT NULL, delta IS NULL
+FROM paired WHERE ts > prev_ts;
+
+CREATE OR REPLACE VIEW counter_rates AS
+WITH names AS (
+    SELECT DISTINCT hash(device, ifname, metric, qualifier) AS series, device, ifname, qualifier,
+        metric
+    FROM samples WHERE counter IN (SELECT counter FROM counters WHERE kind = 'counter')
+)
+SELECT n.device, n.ifname, d.counter, n.qualifier, n.metric, d.ts_start, d.ts, d.interval_s,
+    d.delta, d.delta / d.interval_s AS rate, d.wrapped, d.reset
+FROM sample_deltas((SELECT list(counter) FROM counters WHERE kind = 'counter')) d
+JOIN names n USING (series);
 
 -- one source per port and counter: a host may report its bytes through node_exporter, ethtool
 -- and RDMA counters at once; the metric with the most samples wins (ties: alphabetical)
@@ -70,19 +110,6 @@ WITH pm AS (
         'tx_pause', 'rx_discards', 'tx_discards', 'no_buffer_drops', 'wred_drops', 'rx_errors',
         'tx_errors', 'rx_fcs_errors', 'symbol_errors')
         AND hash(device, ifname) % parts = part
-), s AS (
-    SELECT hash(device, ifname, metric, qualifier) AS series, ts, value, file_id, line
-    FROM samples
-    WHERE counter IN (SELECT DISTINCT counter FROM pm) AND value IS NOT NULL AND isfinite(value)
-), d AS (
-    SELECT series, ts, value, lag(value) OVER w AS prev, lag(ts) OVER w AS prev_ts,
-        max(value) OVER (PARTITION BY series) AS series_max
-    FROM s SEMI JOIN pm USING (series)
-    WINDOW w AS (PARTITION BY series ORDER BY ts, file_id, line)
-), r AS (
-    SELECT series, ts, epoch_us(ts - prev_ts) / 1e6 AS interval_s,
-        counter_delta(value, prev, series_max) AS delta
-    FROM d WHERE prev IS NOT NULL AND ts > prev_ts
 ), g AS (
     SELECT port, ts, max(interval_s) AS interval_s,
         sum(delta / interval_s) FILTER (WHERE counter = 'rx_bytes')   AS rx_bytes_per_s,
@@ -97,7 +124,8 @@ WITH pm AS (
         sum(delta / interval_s) FILTER (WHERE counter IN ('rx_errors', 'tx_errors',
             'rx_fcs_errors', 'symbol_errors')) AS errors_per_s,
         bool_or(delta IS NULL) AS reset
-    FROM r JOIN pm USING (series)
+    FROM sample_deltas((SELECT list(DISTINCT counter) FROM pm))
+    WHERE series IN (SELECT series FROM pm)
     GROUP BY ALL
 )
 SELECT p.device, p.ifname, g.ts, g.interval_s, g.rx_bytes_per_s, g.tx_bytes_per_s,
