@@ -10,6 +10,7 @@ import gzip
 import json
 import zlib
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import groupby
 from pathlib import Path
@@ -23,7 +24,7 @@ from collectors.parse_pool import (
     Task,
     default_workers,
 )
-from collectors.registry import recognize
+from collectors.registry import parsers, recognize
 from collectors.source import GZIP_MAGIC, SNIFF_BYTES, Manifest, Parser, SourceFile
 from collectors.store import FileResult, Store, sha256_of
 from collectors.timeparse import TimeError, tz_from_name
@@ -135,15 +136,20 @@ def ingest_bundle(
     summary = IngestSummary(str(root), store.path)
     files = [(path, path.relative_to(base).as_posix()) for path in bundle_files(root)]
     known = store.known_files()
+    loaded = store.loaded_files()
     workers = default_workers() if workers is None else max(1, workers)
+    # a store that has files: hash every file here first (threads), so that a bundle it has
+    # already needs no worker process at all
+    found = _already_loaded(files, loaded) if loaded else [None] * len(files)
+    new = [f for f, seen in zip(files, found, strict=True) if seen is None]
     pool = None
-    if workers > 1 and len(files) >= POOL_MIN_FILES:
-        pool = ParsePool(workers, store.loaded_files())
+    if workers > 1 and len(new) >= POOL_MIN_FILES:
+        pool = ParsePool(workers, loaded)
     try:
-        if pool is not None:  # hashed and sniffed by the workers (a file the store has: hashed)
-            found = pool.recognize(files)
-        else:
-            found = [Found("", recognize(head_of(p), r), False) for p, r in files]
+        # the rest: hashed and sniffed by the workers, or sniffed here (hashed when loaded)
+        rest = iter(pool.recognize(new) if pool is not None else
+                    [Found("", recognize(head_of(p), r), False) for p, r in new])
+        found = [seen if seen is not None else next(rest) for seen in found]
         plan = [_Planned(f.parser.priority if f.parser else 99, rel,  # type: ignore[attr-defined]
                          SourceFile(path, rel, manifest), f.parser,  # type: ignore[arg-type]
                          path.stat().st_size, f.sha, f.unchanged)
@@ -178,6 +184,23 @@ def ingest_bundle(
     if totals:
         summary.totals = store_totals(store)
     return summary
+
+
+def _already_loaded(files: list[tuple[Path, str]], loaded: dict[tuple[str, str], str]
+                    ) -> list[Found | None]:
+    """Per file, `Found` when the store has loaded it already (same path and sha256), else None.
+    Hashed on threads: hashlib releases the GIL."""
+    with ThreadPoolExecutor(HASH_THREADS) as ex:
+        shas = list(ex.map(sha256_of, (path for path, _ in files)))
+    by_name = {p.name: p for p in parsers()}
+    out: list[Found | None] = []
+    for (_, rel), sha in zip(files, shas, strict=True):
+        parser = by_name.get(loaded.get((rel, sha), ""))  # None too if the parser was renamed
+        out.append(Found(sha, parser, True) if parser is not None else None)
+    return out
+
+
+HASH_THREADS = 4
 
 
 @dataclass
