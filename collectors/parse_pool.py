@@ -8,6 +8,10 @@ in the same transactions, and the same order, as a serial ingest would (`Store.i
 `parsed=`). Results come back in submission order, so file ids, and so every table, are the same
 as a serial ingest's; at most a few files are in flight, so memory stays bounded.
 
+A worker sends its big frames back as Arrow IPC with lz4 (`Packed`), not pickled: a tenth of the
+bytes through the pipe and about half the CPU of pickling (write and read); small frames stay
+pickled (an IPC stream costs a few ms whatever its size).
+
 The lookups parsers need from earlier files (management addresses, ibdev2netdev maps) reach the
 workers through a pickle file written once per version of the maps: the files of one priority
 level all see the maps as they were after the levels before (see `collectors.registry`).
@@ -16,6 +20,7 @@ level all see the maps as they were after the levels before (see `collectors.reg
 from __future__ import annotations
 
 import gzip
+import io
 import os
 import pickle
 import tempfile
@@ -26,6 +31,8 @@ from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
 
+import polars as pl
+
 from collectors.registry import parsers, recognize
 from collectors.source import Sink, SourceFile, run_parser
 
@@ -33,6 +40,7 @@ from collectors.source import Sink, SourceFile, run_parser
 # rows would not fit in one message); the pool takes the rest
 POOL_MAX_BYTES = 8 << 20
 POOL_MIN_FILES = 32  # fewer files than this: a pool would cost more to start than it saves
+IPC_MIN_ROWS = 20_000  # frames at least this tall travel as Arrow IPC (lz4), smaller ones pickled
 
 
 def default_workers() -> int:
@@ -56,6 +64,35 @@ class ParsedFile:
     rejected: int = 0
     rows: dict[str, int] = field(default_factory=dict)
     first_reject: tuple[int, str, str] | None = None
+
+
+@dataclass(frozen=True)
+class Packed:
+    """A frame on its way from a worker: Arrow IPC bytes, lz4-compressed."""
+
+    ipc: bytes
+
+    @classmethod
+    def of(cls, frame: pl.DataFrame) -> Packed:
+        buf = io.BytesIO()
+        frame.write_ipc(buf, compression="lz4")
+        return cls(buf.getvalue())
+
+    def frame(self) -> pl.DataFrame:
+        return pl.read_ipc(io.BytesIO(self.ipc))
+
+
+def pack(parsed: ParsedFile) -> ParsedFile:
+    """`parsed` with its big frames as `Packed` (in the worker, before it is sent)."""
+    parsed.batches = [(t, Packed.of(b) if isinstance(b, pl.DataFrame) and b.height >= IPC_MIN_ROWS
+                       else b) for t, b in parsed.batches]
+    return parsed
+
+
+def unpack(parsed: ParsedFile) -> ParsedFile:
+    """`parsed` with its `Packed` frames read back (in the store's process)."""
+    parsed.batches = [(t, b.frame() if isinstance(b, Packed) else b) for t, b in parsed.batches]
+    return parsed
 
 
 @dataclass(frozen=True)
@@ -133,9 +170,9 @@ def recognize_file(item: tuple[Path, str]) -> tuple[str, str | None, bool]:
 
 
 def parse_task(task: Task) -> ParsedFile:
-    """A worker's job: parse one file."""
+    """A worker's job: parse one file (its big frames packed for the trip back)."""
     addresses, ifmaps = _maps(task.maps_version)
-    return parse_file(_PARSERS[task.parser], task.src, task.sha, addresses, ifmaps)
+    return pack(parse_file(_PARSERS[task.parser], task.src, task.sha, addresses, ifmaps))
 
 
 class ParsePool:
@@ -183,7 +220,7 @@ class ParsePool:
             task = next(it, None)
             if task is not None:
                 pending.append(self._pool.submit(parse_task, task))
-            yield result
+            yield unpack(result)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)

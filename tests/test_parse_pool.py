@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 import gzip
+import json
+import pickle
 import shutil
 from pathlib import Path
 
+import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 from collectors.ingest import ingest_bundle
-from collectors.parse_pool import POOL_MIN_FILES
+from collectors.parse_pool import (
+    IPC_MIN_ROWS,
+    POOL_MAX_BYTES,
+    POOL_MIN_FILES,
+    Packed,
+    ParsedFile,
+    pack,
+    unpack,
+)
 from collectors.store import Store
 
 BUNDLE = Path(__file__).resolve().parent.parent / "sample_traces" / "two_faults"
@@ -30,14 +42,32 @@ TABLES = ("files", "samples", "text_samples", "events", "logs", "neighbors", "ad
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory) -> Path:
-    """two_faults plus a truncated gzip file and a file no parser reads."""
+    """two_faults plus a truncated gzip file, a file no parser reads and a gnmic file big
+    enough for its samples to travel as Arrow IPC."""
     root = tmp_path_factory.mktemp("pool") / "b"
     shutil.copytree(BUNDLE, root)
+    big = root / "gnmi" / "leaf-99.event.jsonl"
+    big.parent.mkdir(exist_ok=True)
+    big.write_text(_gnmic_events(IPC_MIN_ROWS // 8 + 10))
+    assert big.stat().st_size < POOL_MAX_BYTES
     good = (root / "nic" / "gpu-node-0001" / "eth0.ethtool.gz").read_bytes()
     (root / "nic" / "gpu-node-0001" / "eth9.ethtool.gz").write_bytes(good[: len(good) // 2])
     (root / "nic" / "gpu-node-0001" / "notes.bin").write_bytes(b"\x00\x01 not telemetry")
     assert sum(1 for p in root.rglob("*") if p.is_file()) >= POOL_MIN_FILES
     return root
+
+
+def _gnmic_events(n: int) -> str:
+    """`n` gnmic events of 8 counters each (one of them without a usable value)."""
+    out = []
+    for i in range(n):
+        values = {f"/interfaces/interface/state/counters/c{j}": str(i * 8 + j) for j in range(8)}
+        if i == 5:
+            values["/interfaces/interface/state/counters/c3"] = "n/a"
+        out.append(json.dumps({"name": "s", "timestamp": 1_700_000_000_000_000_000 + i * 10**9,
+                               "tags": {"interface_name": f"swp{i % 32}", "source": "leaf-99"},
+                               "values": values}))
+    return "\n".join(out) + "\n"
 
 
 def ingest(bundle: Path, db: Path, workers: int):
@@ -85,3 +115,20 @@ def test_gzip_garbage_fails_the_file_not_the_ingest(bundle, tmp_path):
     pooled, pooled_rows = ingest(root, tmp_path / "two.duckdb", workers=2)
     assert pooled_rows == serial_rows
     assert [f.as_json() for f in pooled.files] == [f.as_json() for f in serial.files]
+
+
+def test_big_frames_travel_as_ipc_and_come_back_equal():
+    big = pl.DataFrame({"ts": list(range(IPC_MIN_ROWS)), "device": ["leaf-01", None] * (
+        IPC_MIN_ROWS // 2), "value": [0.5, float("nan")] * (IPC_MIN_ROWS // 2),
+        "is_tail": [True, None] * (IPC_MIN_ROWS // 2)})
+    small = big.head(IPC_MIN_ROWS - 1)
+    rejects = {"line": [3], "reason": ["bad"], "raw": ["x"]}
+    parsed = ParsedFile("a", "sha", "parsed", batches=[("samples", big), ("samples", small),
+                                                       ("rejects", rejects)])
+    sent = pickle.loads(pickle.dumps(pack(parsed)))
+    assert [type(b) for _, b in sent.batches] == [Packed, pl.DataFrame, dict]
+    back = unpack(sent).batches
+    assert [t for t, _ in back] == ["samples", "samples", "rejects"]
+    assert_frame_equal(back[0][1], big)
+    assert_frame_equal(back[1][1], small)
+    assert back[2][1] == rejects
