@@ -6,28 +6,33 @@ preceded by a timestamp line (`date -Ins`, `date -Iseconds`, `date +%s.%N`); a s
 timestamp of its own takes the last timestamp line's.
 
 A record is one sample line; HELP/TYPE/UNIT/EOF lines, comments, blank lines and timestamp lines
-are not records. Speed: blocks of ~4 MB (memory stays flat whatever the file size) are split into
-lines and cut at the first '}' (or the first space) by polars string kernels, and each line's
-series id found by a join with the keys seen so far. New keys are resolved in bulk (device,
-interface, qualifier): the plain ones (`name{k="v",...}`) per label shape with polars, the same
-way `resolve_series` does one by one, the others in Python. Any line this cheap cut does not take
-exactly (escapes with braces, tabs, exemplars, OpenMetrics float timestamps, non-ASCII, garbage)
-goes through the exact line parser, which also words every reject reason. Property tests check
-that both paths, and both resolvers, agree. Loaded rows reach the sink in frames of OUT_ROWS.
+are not records. Speed: blocks of ~4 MB (memory stays flat whatever the file size) are cut into
+series key, value and timestamp at byte level (`collectors.prom_split`: numpy, the parts are
+string views into the block), each key's series id is found in the file's `KeyIndex`
+(`collectors.prom_keys`: guessed from the order keys were first seen, else by hash, checked
+equal), and the values and timestamps cast by polars. New keys are resolved in bulk (device,
+interface, qualifier): the plain ones (`name{labels}`) per label shape with polars, the same way
+`resolve_series` does one by one, the others in Python. Any line this cheap cut does not take
+exactly (escapes with braces, tabs, exemplars, OpenMetrics float timestamps, garbage) goes through
+the exact line parser, which also words every reject reason. Property tests check that both
+paths, and both resolvers, agree. Loaded rows reach the sink in frames of OUT_ROWS.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC
 from decimal import Decimal
-from typing import IO
+from typing import IO, NamedTuple
 
+import numpy as np
 import polars as pl
 
 from collectors.lineblocks import LineBlock, line_blocks
+from collectors.prom_keys import UNKNOWN, KeyIndex
+from collectors.prom_split import split_block
 from collectors.schema import canonical_counters, counter_map
 from collectors.source import Sink, SourceFile
 from collectors.timeparse import NS, TimeError, ns_to_iso, parse_epoch, parse_iso, tz_from_name
@@ -246,6 +251,7 @@ def resolve_series(name: str, labels: list[tuple[str, str]], sink: Sink, host_hi
 
 # -- the parser -------------------------------------------------------------------------------
 _SERIES = {c: pl.String for c in ("device", "ifname", "metric", "qualifier", "reason")}
+_SERIES_COLS = ["device", "ifname", "metric", "qualifier"]
 
 
 class _FileState:
@@ -263,18 +269,18 @@ class _FileState:
         self.openmetrics = False
         self.mult = 1_000_000
         self.scrape: int | None = None  # last timestamp line's value carried across blocks
-        self.bad_times = False  # a timestamp line was not a valid time
         self.devices: dict[str, str] = {}
         # series: id -> row of `table` (device, ifname, metric, qualifier, reason or null);
         # the rows the Python resolver made wait in `pending` until the table is next read
         self.table = pl.DataFrame(schema=_SERIES)
         self.pending: list[tuple[str, str, str, str, str | None]] = []
+        self.columns: pl.DataFrame | None = None  # `series_columns`
         self.n = 0  # series ids given out
         self.bad: dict[int, str] = {}  # series id -> why its samples are rejected
         self.ids: dict = {}  # exact parser's (name, labels) -> series id
         # vectorized key (`name{labels}` with its '}', or a bare `name`) -> series id, -1 when
         # the key is not exactly that (the exact parser takes the line)
-        self.known = pl.DataFrame(schema=_KNOWN)
+        self.known = KeyIndex()
         self.out: list[pl.DataFrame] = []  # loaded rows not yet handed to the sink
         self.out_rows = 0
 
@@ -305,6 +311,14 @@ class _FileState:
             if self.table.n_chunks() > 16:
                 self.table = self.table.rechunk()
         return self.table
+
+    def series_columns(self) -> pl.DataFrame:
+        """The series table's device, ifname, metric and qualifier, in one chunk (a gather
+        from a chunked frame costs several times more)."""
+        table = self.series_table()
+        if self.columns is None or self.columns.height != table.height:
+            self.columns = pl.DataFrame([table.get_column(c) for c in _SERIES_COLS]).rechunk()
+        return self.columns
 
     def add_series(self, rows: pl.DataFrame) -> pl.Series:
         """Append resolved series (the `_SERIES` columns) and return their new ids."""
@@ -433,7 +447,6 @@ def _scrape_column(st: _FileState, rest: pl.DataFrame, base: int, n: int,
     for ln, raw in tsl.select("ln", "raw").iter_rows():
         v = st.time_line(raw)
         if v == _BAD_TS:
-            st.bad_times = True
             rejects.append((ln, f"timestamp line {raw.strip()[:40]!r} is not a valid time", raw))
         idx.append(ln - base)
         vals.append(v)
@@ -521,7 +534,7 @@ def _resolve_keys(st: _FileState, keys: pl.Series) -> pl.DataFrame:
 def _bulk_series(st: _FileState, bulk: pl.DataFrame) -> tuple[pl.Series, pl.DataFrame]:
     """Resolve plain keys per (label shape, metric class): (keys left over, frame (key, id))."""
     key = pl.col("key")
-    bulk = bulk.with_columns(
+    bulk = bulk.with_row_index("pos").with_columns(  # ids in the keys' order: gathers stay local
         key.str.extract(r"^([^{]*)", 1).alias("name"),
         key.str.replace(r"^[^{]*", "").str.replace_all(r'="[^"]+"', "=1", literal=False)
         .str.replace_all('=""', "=0", literal=True).alias("shape"))
@@ -550,13 +563,13 @@ def _bulk_series(st: _FileState, bulk: pl.DataFrame) -> tuple[pl.Series, pl.Data
             q.append(pl.lit(("," if j else "") + k + "="))
             q.append(pl.lit(src) if isinstance(src, str) else g.field(str(src + 1)))
         parts.append(part.with_columns(key.str.extract_groups(pattern).alias("g")).select(
-            "key", dev.alias("raw_device"), pl.lit(dev_name is not None).alias("mapped"),
+            "pos", "key", dev.alias("raw_device"), pl.lit(dev_name is not None).alias("mapped"),
             ifn.alias("ifname"), "metric",
             (pl.concat_str(q) if q else pl.lit("")).alias("qualifier")))
     leftover = pl.concat(left)
     if not parts:
         return leftover, pl.DataFrame(schema={"key": pl.String, "id": pl.Int64})
-    rows = pl.concat(parts)
+    rows = pl.concat(parts).sort("pos")
     raws = rows.filter("mapped")["raw_device"].unique().to_list()
     mapped = []
     for raw in raws:
@@ -578,121 +591,122 @@ def _bulk_series(st: _FileState, bulk: pl.DataFrame) -> tuple[pl.Series, pl.Data
     return leftover, pl.DataFrame({"key": rows["key"], "id": ids})
 
 
-_KNOWN = {"h": pl.UInt64, "key": pl.String, "id": pl.Int64}
-
-
-def _series_ids(st: _FileState, keys: pl.Series) -> pl.Series:
-    """The series id of each key (null key: null), resolving the keys not seen before.
-
-    The keys seen so far are found by a join on a 64-bit hash of the key (all the file's keys
-    take part in every block's join: hashing them again per block would cost more than the
-    block), then checked equal, so a hash collision only makes a key new."""
-    frame = keys.to_frame("key").with_row_index("i").with_columns(
-        pl.col("key").hash(_SEED).alias("h"))
-    ids = pl.repeat(None, keys.len(), dtype=pl.Int64, eager=True)
-    hit = _hits(frame, st.known)
-    if hit.height:
-        ids = ids.scatter(hit["i"], hit["id"])
-    if hit.height + keys.null_count() == keys.len():
-        return ids
-    missing = frame.filter(ids.is_null())["key"].drop_nulls().unique()
-    new = _resolve_keys(st, missing).select(pl.col("key").hash(_SEED).alias("h"), "key", "id")
-    st.known = pl.concat([st.known, new])
-    if st.known.n_chunks() > 16:
-        st.known = st.known.rechunk()
-    hit = _hits(frame.filter(ids.is_null()), new)
-    return ids.scatter(hit["i"], hit["id"])
-
-
-_SEED = 0x5EED
-
-
-def _hits(frame: pl.DataFrame, known: pl.DataFrame) -> pl.DataFrame:
-    """(i, id) of the block's keys that are in `known`."""
-    return frame.join(known, on="h", how="inner").filter(
-        pl.col("key") == pl.col("key_right")).select("i", "id")
-
-
-def _candidates(st: _FileState, df: pl.DataFrame, ascii_block: bool) -> pl.DataFrame:
-    """Every line split the cheap way: its `key` (up to the first '}', or the first space when
-    it has none), then value and timestamp; `ok` when the split took the line exactly."""
-    raw = pl.col("raw")
-    # '}' and ' ' found by byte offset and cut by characters: only the same on ASCII lines
-    off = (raw.str.find("}", literal=True) + 1).fill_null(raw.str.find(" ", literal=True))
-    cut = df.select("raw", off.alias("off"))
-    off = pl.col("off")
-    rest = raw.str.slice(off)  # null when the line has neither '}' nor ' '
-    take = rest.str.starts_with(" ")
-    if not st.vectorized:
-        take = pl.lit(False)
-    elif not ascii_block:
-        take = take & (raw.str.len_bytes() == raw.str.len_chars())
-    key = pl.when(take).then(raw.str.slice(0, off))
-    cut = cut.select(key.alias("key"), rest.alias("rest"))
-    ids = _series_ids(st, cut["key"])
-    vt = pl.col("rest").str.strip_chars(" ").str.splitn(" ", 2)
-    f0, f1 = pl.col("field_0"), pl.col("field_1")
-    cand = cut.select(vt.alias("vt")).unnest("vt").select(
-        ids.alias("id"),
-        f0.cast(pl.Float64, strict=False).alias("value"),
-        f1.cast(pl.Int64, strict=False).alias("own"),
-        f1.is_not_null().alias("has_ts"))
-    ok = (pl.col("id") >= 0) & pl.col("value").is_not_null() & (
-        ~pl.col("has_ts") | (pl.col("own").is_not_null()
-                             & (pl.col("own").abs() <= _I64 // st.mult)))
-    return cand.select(df["ln"], "id", "value", "own", "has_ts", ok.fill_null(False).alias("ok"))
+def _series_ids(st: _FileState, keys: pl.Series) -> np.ndarray:
+    """The series id of each key (-1: the exact parser takes the line), resolving the keys not
+    seen before."""
+    ids = st.known.find(keys)
+    missing = ids == UNKNOWN
+    if missing.any():
+        # added in the file's order, so that the next blocks' keys run through consecutive
+        # key numbers (KeyIndex guesses them)
+        new = keys.filter(pl.Series(missing)).unique(maintain_order=True).to_frame("key")
+        new = new.join(_resolve_keys(st, new["key"]), on="key", how="left", maintain_order="left")
+        st.known.add(new["key"], new["id"])
+        ids[missing] = st.known.find(keys.filter(pl.Series(missing)))
+    return ids
 
 
 def _parse_block(st: _FileState, block: LineBlock, base: int) -> int:
-    """Parse one block of lines starting at line `base`; returns how many lines it had."""
-    lines = block.series(newline=False)
-    n = lines.len()
-    df = pl.DataFrame({"ln": pl.int_range(base, base + n, dtype=pl.Int64, eager=True),
-                       "raw": lines})
-    cand = _candidates(st, df, block.data.isascii())
-    ok = cand["ok"]
-    fast = cand.filter(ok)
-    rest = df.filter(~ok)
-    rest = rest.filter(~pl.col("raw").str.contains(_SKIP))
+    """Parse one block of lines starting at line `base`; returns how many lines it had.
+
+    Lines are cut into key, value and timestamp by `prom_split`; a cut line whose key is a known
+    series (or resolves to one), whose value is a number and whose timestamp (if any) an integer
+    in range is loaded without Python. Every other line goes the exact way. (Series and numpy
+    operations: each DataFrame operation costs a query plan, too much per block.)"""
+    cut = split_block(block) if st.vectorized else None
+    n = len(block.offsets) - 1
+    fast = None
+    if cut is not None and len(cut.rows):
+        ids = _series_ids(st, cut.key)
+        value = cut.value.cast(pl.Float64, strict=False)
+        ok = ids >= 0
+        if value.null_count():
+            ok &= value.is_not_null().to_numpy()
+        own = np.zeros(len(ids), dtype=np.int64)
+        if cut.has_ts.any():
+            ts = cut.ts.cast(pl.Int64, strict=False)
+            if ts.null_count() > (~cut.has_ts).sum():
+                ok &= ~cut.has_ts | ts.is_not_null().to_numpy()
+            own = ts.to_numpy() if ts.null_count() == 0 else \
+                ts.to_arrow().fill_null(0).to_numpy(zero_copy_only=False)
+            # in range once in ns; the exact grammar has no `+` on a time
+            ok &= (own >= -(_I64 // st.mult)) & (own <= _I64 // st.mult) & ~cut.ts_plus
+        fast = _Fast(ids[ok], value.filter(pl.Series(ok)), own[ok], cut.has_ts[ok],
+                     cut.rows[ok] + base)
+    if cut is None:
+        rest = pl.DataFrame({"ln": pl.int_range(base, base + n, dtype=pl.Int64, eager=True),
+                             "raw": block.series(newline=False)})
+    elif fast is None or len(fast.ids) < n:
+        slow = np.ones(n, dtype=bool)
+        if fast is not None:
+            slow[fast.lines - base] = False
+        rows = np.flatnonzero(slow)
+        rest = pl.DataFrame({"ln": pl.Series(rows + base, dtype=pl.Int64),
+                             "raw": cut.raw(rows)})
+    else:
+        rest = None
     rejects: list[tuple[int, str, str]] = []
-    scrape = _scrape_column(st, rest, base, n, rejects)
-
-    def with_scrape(frame: pl.DataFrame) -> pl.DataFrame:
+    scrape = others = None
+    if rest is not None:
+        rest = rest.filter(~pl.col("raw").str.contains(_SKIP))
+        scrape = _scrape_column(st, rest, base, n, rejects)
+        others = rest.filter(~pl.col("raw").str.contains(_TSLINE))
+    if fast is not None and len(fast.ids):
+        _fast_rows(st, fast, scrape, base, rejects, lambda lines: cut.raw(lines - base))
+    if others is not None and others.height:
         if scrape is None:
-            return frame.with_columns(pl.lit(st.scrape, dtype=pl.Int64).alias("scrape"))
-        return frame.with_columns(scrape.gather(frame["ln"] - base).alias("scrape"))
-
-    _fast_rows(st, with_scrape(fast), rejects, df, base)
-    others = rest.filter(~pl.col("raw").str.contains(_TSLINE))
-    if others.height:
-        _slow_rows(st, with_scrape(others), rejects)
+            scraped = pl.lit(st.scrape, dtype=pl.Int64)
+        else:
+            scraped = scrape.gather(others["ln"] - base)
+        _slow_rows(st, others.with_columns(scraped.alias("scrape")), rejects)
     rejects.sort(key=lambda r: r[0])
     for ln, reason, raw in rejects:
         st.sink.reject(ln, reason, raw)
     return n
 
 
-def _fast_rows(st: _FileState, fast: pl.DataFrame, rejects: list, df: pl.DataFrame,
-               base: int) -> None:
-    if fast.height == 0:
-        return
-    tsns = pl.when(pl.col("has_ts")).then(pl.col("own") * st.mult).otherwise(pl.col("scrape"))
-    tscol = fast.select(tsns.alias("ts"))["ts"]
-    rows = st.series_table()[fast["id"]].with_columns(tscol, value=fast["value"],
-                                                      line=fast["ln"])
-    ts = pl.col("ts")
-    bad = ts.is_null() | (ts == _BAD_TS) | pl.col("reason").is_not_null()
-    # most blocks have no series without a device and no sample without a time
-    nok = rows.filter(bad) if st.bad or st.bad_times or tscol.null_count() else rows.clear()
-    if nok.height:
-        raws = df["raw"].gather(nok["line"] - base).to_list()
-        for (ln, tsns_, reason), raw in zip(nok.select("line", "ts", "reason").iter_rows(), raws,
-                                            strict=True):
-            no_ts = tsns_ is None or tsns_ == _BAD_TS
-            rejects.append((ln, NO_TIMESTAMP if no_ts else reason, raw))
-        rows = rows.filter(~bad)
-    if rows.height:
-        st.emit(rows.drop("reason"))
+class _Fast(NamedTuple):
+    """The lines the cut took: series id, value, own timestamp (0 where `has_ts` is false) and
+    line number of each."""
+
+    ids: np.ndarray
+    value: pl.Series
+    own: np.ndarray
+    has_ts: np.ndarray
+    lines: np.ndarray
+
+
+def _fast_rows(st: _FileState, fast: _Fast, scrape: pl.Series | None, base: int,
+               rejects: list, raw_of: Callable[[np.ndarray], pl.Series]) -> None:
+    """Load the lines the cut took; `scrape` is the block's scrape time per line (None:
+    `st.scrape` for all of them); `raw_of(line numbers)` gives the text of the ones rejected."""
+    ids, value, lines = fast.ids, fast.value, fast.lines
+    ts = fast.own * st.mult
+    missing = None
+    if not fast.has_ts.all():
+        if scrape is None:
+            times = np.full(len(ids), _BAD_TS if st.scrape is None else st.scrape, np.int64)
+        else:
+            times = scrape.gather(lines - base).fill_null(_BAD_TS).to_numpy()
+        ts = np.where(fast.has_ts, ts, times)
+        missing = ts == _BAD_TS
+        if not missing.any():
+            missing = None
+    bad = np.isin(ids, np.fromiter(st.bad, np.int64, len(st.bad))) if st.bad else None
+    if missing is not None:
+        bad = missing if bad is None else bad | missing
+    if bad is not None and bad.any():
+        at = lines[bad]
+        no_ts = [False] * len(at) if missing is None else missing[bad].tolist()
+        for ln, sid, no_time, raw in zip(at.tolist(), ids[bad].tolist(), no_ts,
+                                         raw_of(at).to_list(), strict=True):
+            rejects.append((ln, NO_TIMESTAMP if no_time else st.bad[sid], raw))
+        keep = ~bad
+        ids, ts, lines, value = ids[keep], ts[keep], lines[keep], value.filter(pl.Series(keep))
+    if len(ids):
+        rows = st.series_columns()[pl.Series(ids)]
+        st.emit(rows.hstack([pl.Series("ts", ts, dtype=pl.Int64), value.alias("value"),
+                             pl.Series("line", lines, dtype=pl.Int64)]))
 
 
 def _slow_rows(st: _FileState, rows: pl.DataFrame, rejects: list) -> None:
