@@ -181,13 +181,26 @@ def test_with_predecessors_runs_each_series_in_time_then_line_order():
         "device": ["a", "a", "a", "b", "a", "a", "a"], "ifname": ["x"] * 7, "metric": ["m"] * 7,
         "qualifier": [""] * 7, "value": [3.0, 1.0, float("nan"), 7.0, 2.0, 4.0, 0.5],
         "line": [1, 2, 3, 4, 5, 6, 7]})
-    out = with_predecessors(frame)
-    assert out["line"].to_list() == [1, 2, 3, 4, 5, 6, 7]  # the batch's order is kept
+    out = with_predecessors(frame).sort("line")
+    assert out.drop("prev_gap_us", "prev_delta", "is_tail").equals(frame)  # the same rows
     # series a, finite, in (ts, line) order: lines 2 (1.0), 5 (2.0), 1 (3.0), 6 (4.0), 7 (0.5);
     # the drop to 0.5 starts a new run: line 6 is a tail, line 7 a head
     assert out["prev_gap_us"].to_list() == [10, None, None, None, 10, 10, None]
     assert out["prev_delta"].to_list() == [1.0, None, None, None, 1.0, 1.0, None]
     assert out["is_tail"].to_list() == [False, False, None, True, False, True, True]
+
+
+def test_series_sharing_a_hash_only_shorten_each_others_runs(monkeypatch):
+    # every series hashes alike: the sort interleaves them, and runs break where they alternate
+    monkeypatch.setattr(pl.Expr, "hash", lambda self, *a, **k: pl.lit(7, pl.UInt64))
+    frame = pl.DataFrame({
+        "ts": [10_000, 10_000, 20_000, 30_000, 30_000], "device": ["a", "b", "a", "a", "b"],
+        "ifname": ["x"] * 5, "metric": ["m"] * 5, "qualifier": [""] * 5,
+        "value": [1.0, 5.0, 2.0, 3.0, 6.0], "line": [1, 2, 3, 4, 5]})
+    out = with_predecessors(frame).sort("line")
+    # sorted: a@10 b@10 a@20 a@30 b@30: a@20 is a head (after b), a@30 continues it
+    assert out["prev_gap_us"].to_list() == [None, None, None, 10, None]
+    assert out["is_tail"].to_list() == [True, True, False, True, True]
 
 
 @pytest.mark.parametrize("bundle", ["two_faults", "link_flap"])
