@@ -135,21 +135,23 @@ def ingest_bundle(
     base = root if root.is_dir() else root.parent
     summary = IngestSummary(str(root), store.path)
     files = [(path, path.relative_to(base).as_posix()) for path in bundle_files(root)]
-    known = store.known_files()
-    loaded = store.loaded_files()
+    seen = store.seen_files()
+    known = {key: status for key, (status, _) in seen.items()}
     workers = default_workers() if workers is None else max(1, workers)
     # a store that has files: hash every file here first (threads), so that a bundle it has
-    # already needs no worker process at all
-    found = _already_loaded(files, loaded) if loaded else [None] * len(files)
-    new = [f for f, seen in zip(files, found, strict=True) if seen is None]
+    # already needs no worker process at all; a new store: the workers hash
+    shas = _hashes(files) if seen else [""] * len(files)
+    found = _already_loaded(files, shas, seen)
+    new = [(path, rel, sha) for (path, rel), sha, f in zip(files, shas, found, strict=True)
+           if f is None]
     pool = None
     if workers > 1 and len(new) >= POOL_MIN_FILES:
-        pool = ParsePool(workers, loaded)
+        pool = ParsePool(workers)
     try:
-        # the rest: hashed and sniffed by the workers, or sniffed here (hashed when loaded)
+        # the rest: sniffed (and hashed if need be) by the workers, or sniffed here
         rest = iter(pool.recognize(new) if pool is not None else
-                    [Found("", recognize(head_of(p), r), False) for p, r in new])
-        found = [seen if seen is not None else next(rest) for seen in found]
+                    [Found(sha, recognize(head_of(p), r), False) for p, r, sha in new])
+        found = [f if f is not None else next(rest) for f in found]
         plan = [_Planned(f.parser.priority if f.parser else 99, rel,  # type: ignore[attr-defined]
                          SourceFile(path, rel, manifest), f.parser,  # type: ignore[arg-type]
                          path.stat().st_size, f.sha, f.unchanged)
@@ -186,16 +188,20 @@ def ingest_bundle(
     return summary
 
 
-def _already_loaded(files: list[tuple[Path, str]], loaded: dict[tuple[str, str], str]
-                    ) -> list[Found | None]:
-    """Per file, `Found` when the store has loaded it already (same path and sha256), else None.
-    Hashed on threads: hashlib releases the GIL."""
+def _hashes(files: list[tuple[Path, str]]) -> list[str]:
+    """sha256 of every file, on threads: hashlib releases the GIL."""
     with ThreadPoolExecutor(HASH_THREADS) as ex:
-        shas = list(ex.map(sha256_of, (path for path, _ in files)))
+        return list(ex.map(sha256_of, (path for path, _ in files)))
+
+
+def _already_loaded(files: list[tuple[Path, str]], shas: list[str],
+                    seen: dict[tuple[str, str], tuple[str, str | None]]) -> list[Found | None]:
+    """Per file, `Found` when the store has loaded it already (same path and sha256), else None."""
     by_name = {p.name: p for p in parsers()}
     out: list[Found | None] = []
     for (_, rel), sha in zip(files, shas, strict=True):
-        parser = by_name.get(loaded.get((rel, sha), ""))  # None too if the parser was renamed
+        status, name = seen.get((rel, sha), ("", None))
+        parser = by_name.get(name or "") if status == "loaded" else None  # None if renamed
         out.append(Found(sha, parser, True) if parser is not None else None)
     return out
 
@@ -210,13 +216,13 @@ class _Planned:
     src: SourceFile
     parser: Parser | None
     size: int
-    sha: str = ""  # when a worker hashed it
+    sha: str = ""  # when hashed before the parse (by a worker, or here for a store with files)
     unchanged: bool = False  # the store has this file already
 
     @property
     def poolable(self) -> bool:
         """Parsed by a worker: new, recognized, not `ordered`, small enough to send back whole."""
-        return (self.parser is not None and not self.unchanged and self.sha != ""
+        return (self.parser is not None and not self.unchanged
                 and not getattr(self.parser, "ordered", False) and self.size < POOL_MAX_BYTES)
 
 
@@ -224,8 +230,9 @@ UNCHANGED = "this file with the same content is already in the store"
 
 
 def _ingest_here(store: Store, p: _Planned, known: dict, bundle: str) -> FileResult:
-    """Hash, then parse and load a file in this process (or list it as skipped/unchanged)."""
-    sha = sha256_of(p.src.path)
+    """Hash (unless hashed already), then parse and load a file in this process (or list it as
+    skipped/unchanged)."""
+    sha = p.sha or sha256_of(p.src.path)
     status = known.get((p.rel, sha))
     if p.parser is None:
         reason = "format not recognized by any parser"

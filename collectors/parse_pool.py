@@ -115,15 +115,14 @@ class Found:
 
 
 # worker-process state, set by _init and the first task of each maps version
-_KNOWN: dict[tuple[str, str], str] = {}
 _MAPS_PATH = ""
 _MAPS: tuple[int, dict, dict] | None = None
 _PARSERS: dict[str, object] = {}
 
 
-def _init(known: dict[tuple[str, str], str], maps_path: str) -> None:
-    global _KNOWN, _MAPS_PATH, _PARSERS
-    _KNOWN, _MAPS_PATH = known, maps_path
+def _init(maps_path: str) -> None:
+    global _MAPS_PATH, _PARSERS
+    _MAPS_PATH = maps_path
     _PARSERS = {p.name: p for p in parsers()}
 
 
@@ -155,18 +154,14 @@ def parse_file(parser, src: SourceFile, sha: str, addresses: dict, ifmaps: dict)
     return out
 
 
-def recognize_file(item: tuple[Path, str]) -> tuple[str, str | None, bool]:
-    """A worker's first job: (sha256, parser name or None, already loaded?). A file the store
-    has is not sniffed: its parser is the one that loaded it."""
+def recognize_file(item: tuple[Path, str, str]) -> tuple[str, str | None]:
+    """A worker's first job: (sha256, parser name or None) of a (path, name, sha256 or "")."""
     from collectors.ingest import head_of
     from collectors.store import sha256_of
 
-    path, rel = item
-    sha = sha256_of(path)
-    if (rel, sha) in _KNOWN:
-        return sha, _KNOWN[(rel, sha)], True
+    path, rel, sha = item
     parser = recognize(head_of(path), rel)
-    return sha, parser.name if parser else None, False
+    return sha or sha256_of(path), parser.name if parser else None
 
 
 def parse_task(task: Task) -> ParsedFile:
@@ -178,7 +173,7 @@ def parse_task(task: Task) -> ParsedFile:
 class ParsePool:
     """Worker processes parsing files in order; `run(tasks)` yields their results in order."""
 
-    def __init__(self, workers: int, known: dict[tuple[str, str], str]) -> None:
+    def __init__(self, workers: int) -> None:
         self._dir = tempfile.TemporaryDirectory(prefix="fabtwin-maps-")
         self._maps_path = str(Path(self._dir.name) / "maps")
         self.version = -1
@@ -190,7 +185,7 @@ class ParsePool:
         # spawn, not fork: the parent holds DuckDB and polars thread pools, which fork would copy
         self._pool = ProcessPoolExecutor(
             workers, mp_context=get_context("spawn"), initializer=_init,
-            initargs=(known, self._maps_path))
+            initargs=(self._maps_path,))
 
     def set_maps(self, addresses: dict, ifmaps: dict) -> int:
         """Publish the lookups the next tasks parse with; returns their version."""
@@ -199,12 +194,12 @@ class ParsePool:
             pickle.dump((addresses, ifmaps), fh, protocol=pickle.HIGHEST_PROTOCOL)
         return self.version
 
-    def recognize(self, files: list[tuple[Path, str]]) -> list[Found]:
-        """Each (path, bundle-relative name)'s hash and parser, found by the workers."""
+    def recognize(self, files: list[tuple[Path, str, str]]) -> list[Found]:
+        """Each (path, bundle-relative name, sha256 or "")'s hash and parser, found by the
+        workers (hashed there when the sha256 is not given)."""
         found = self._pool.map(recognize_file, files, chunksize=max(1, min(256, len(files) // 16)))
         by_name = {p.name: p for p in parsers()}
-        return [Found(sha, by_name.get(name) if name else None, unchanged)
-                for sha, name, unchanged in found]
+        return [Found(sha, by_name.get(name) if name else None, False) for sha, name in found]
 
     def run(self, tasks: Iterable[Task], ahead: int | None = None) -> Iterator[ParsedFile]:
         """Parse `tasks`, at most `ahead` in flight, yielding results in the tasks' order."""

@@ -170,16 +170,12 @@ class Store:
             "SELECT status FROM files WHERE sha256 = ? AND path = ? LIMIT 1", [sha, rel]).fetchone()
         return row[0] if row else None
 
-    def loaded_files(self) -> dict[tuple[str, str], str]:
-        """(path, sha256) -> parser of every file loaded in the store."""
-        return {(p, h): parser for p, h, parser in self.con.execute(
-            "SELECT path, sha256, any_value(parser) FROM files WHERE status = 'loaded' "
-            "GROUP BY ALL").fetchall()}
-
-    def known_files(self) -> dict[tuple[str, str], str]:
-        """`known_file` for every file in the store at once: (path, sha256) -> status."""
-        return {(p, h): st for p, h, st in self.con.execute(
-            "SELECT path, sha256, any_value(status) FROM files GROUP BY ALL").fetchall()}
+    def seen_files(self) -> dict[tuple[str, str], tuple[str, str | None]]:
+        """`known_file` for every file in the store at once: (path, sha256) -> (status, parser);
+        a loaded file's status wins over a skipped one's."""
+        return {(p, h): (st, parser) for p, h, st, parser in self.con.execute(
+            "SELECT path, sha256, arg_max(status, status = 'loaded'), "
+            "arg_max(parser, status = 'loaded') FROM files GROUP BY ALL").fetchall()}
 
     # -- ingest -------------------------------------------------------------------------------
     def _insert(self, table: str, file_id: int, family: str, rel: str,

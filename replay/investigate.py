@@ -55,20 +55,18 @@ def views_once(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
         yield  # an enclosing block made them
         return
     main = f'"{con.execute("SELECT current_database()").fetchone()[0]}".main'
-    # windows over every sample need more room than ingest's flat 512MB (they spill beyond it)
-    # (a read-only connection's configuration is locked: it keeps the limit it was given)
-    limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
-    raised = _set_memory(con, os.environ.get("FABTWIN_ANALYSIS_MEMORY", "4GB"))
-    try:
-        _materialize_rates(con, main)
-        con.execute(f"CREATE TEMP TABLE link_state_intervals AS "
-                    f"SELECT * FROM {main}.link_state_intervals")
-        yield
-    finally:
-        for view in SHADOWED_VIEWS:
-            con.execute(f"DROP TABLE IF EXISTS temp.{view}")
-        if raised:
-            _set_memory(con, limit)
+    # the rates' aggregate over every sample needs more room than ingest's flat 512MB (it spills
+    # beyond it); a read-only connection's configuration is locked: it keeps the limit it has
+    memory = os.environ.get("FABTWIN_ANALYSIS_MEMORY", "4GB")
+    with _setting(con, "memory_limit", memory):
+        try:
+            _materialize_rates(con, main)
+            con.execute(f"CREATE TEMP TABLE link_state_intervals AS "
+                        f"SELECT * FROM {main}.link_state_intervals")
+            yield
+        finally:
+            for view in SHADOWED_VIEWS:
+                con.execute(f"DROP TABLE IF EXISTS temp.{view}")
 
 
 # one part computes the rates of 92M samples in about 1 GB (a hash aggregate, no window over
@@ -82,31 +80,29 @@ def _materialize_rates(con: duckdb.DuckDBPyConnection, main: str) -> None:
     third more time (preserve_insertion_order), and nobody reads the table unordered."""
     samples = con.execute(f"SELECT count(*) FROM {main}.samples").fetchone()[0]
     parts = max(1, -(-samples // SAMPLES_PER_PART))
-    ordered = con.execute("SELECT current_setting('preserve_insertion_order')").fetchone()[0]
-    unordered = _set(con, "preserve_insertion_order", "false")
-    try:
+    with _setting(con, "preserve_insertion_order", "false"):
         con.execute(f"CREATE TEMP TABLE port_rates AS "
                     f"SELECT * FROM {main}.port_rates_part(0, {parts})")
         for part in range(1, parts):
             con.execute(f"INSERT INTO temp.port_rates "
                         f"SELECT * FROM {main}.port_rates_part({part}, {parts})")
-    finally:
-        if unordered:
-            _set(con, "preserve_insertion_order", str(ordered).lower())
 
 
-def _set_memory(con: duckdb.DuckDBPyConnection, limit: str) -> bool:
-    """SET memory_limit; False when the connection's configuration is locked."""
-    return _set(con, "memory_limit", limit)
-
-
-def _set(con: duckdb.DuckDBPyConnection, name: str, value: str) -> bool:
-    """SET a DuckDB option; False when the connection's configuration is locked."""
+@contextmanager
+def _setting(con: duckdb.DuckDBPyConnection, name: str, value: str) -> Iterator[None]:
+    """A DuckDB option set to `value` within the block, then back to what it was; left alone
+    when the connection's configuration is locked."""
+    before = con.execute("SELECT current_setting(?)", [name]).fetchone()[0]
     try:
         con.execute(f"SET {name} = ?", [value])
     except duckdb.InvalidInputException:
-        return False
-    return True
+        yield
+        return
+    try:
+        yield
+    finally:
+        con.execute(f"SET {name} = ?", [str(before).lower() if isinstance(before, bool)
+                                        else before])
 
 
 def store_incidents(con: duckdb.DuckDBPyConnection, incidents: list[Incident]) -> None:
