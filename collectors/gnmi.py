@@ -62,6 +62,8 @@ _LIST_KEYS = ("name", "interface-id", "port-id", "index", "id", "priority", "que
 _NUMSTART = frozenset("0123456789-+.")
 _NO_DEVICE = "no 'source' in the record and the file name names no device"
 _CACHE_MAX = 200_000
+_ID_SPAN = 1 << 24  # series id: (reset count mod _EPOCHS, context id, template row), 24 bits each
+_EPOCHS = 1 << 13
 MAX_DOC_CHARS = 64 * 1024 * 1024
 # the per-record fast path: records whose values are all plain numbers gather per record (values,
 # context id, template offset, ts, line) and become a polars frame per batch of samples
@@ -390,9 +392,11 @@ class _Reader:
         # are counted as loaded when they reach the sink.
         self.f_vals: list[float] = []
         self.f_meta: list[int] = []  # per record: context id, template offset, count, ts, line
+        self.epoch = 0  # how many times the name tables were reset (a part of series ids)
         self._reset_tables()
 
     def _reset_tables(self) -> None:
+        self.epoch += 1
         self.tags.clear()
         self.ctx_dev: list[str] = []
         self.ctx_if: list[str] = []
@@ -528,7 +532,7 @@ class _Reader:
             pick = own[trow]
             qual = pl.select(pl.when(pl.lit(pick)).then(pl.lit(t_qual.gather(trow)))
                              .otherwise(pl.lit(c_qual.gather(cid)))).to_series()
-        return pl.DataFrame({
+        frame = pl.DataFrame({
             "ts": np.repeat(meta[:, 3], rep),
             "device": c_dev.gather(cid),
             "ifname": ifname,
@@ -537,6 +541,12 @@ class _Reader:
             "value": values,
             "line": np.repeat(meta[:, 4], rep),
         })
+        if n and int(cid.max()) < _ID_SPAN and int(trow.max()) < _ID_SPAN:
+            # the names are a function of (context, template row) until the tables reset: the
+            # series id the store finds runs by (`store.with_predecessors`)
+            epoch = (self.epoch % _EPOCHS) * _ID_SPAN * _ID_SPAN
+            frame = frame.with_columns(sid=pl.Series(epoch + cid * _ID_SPAN + trow))
+        return frame
 
     def _merge(self, frame: pl.DataFrame, cols: tuple[list, ...]) -> Rows:
         """Interleave the value-by-value samples with the fast ones, in record order.
@@ -544,6 +554,7 @@ class _Reader:
         A value-by-value sample written while `pos` fast samples were pending goes after those.
         Timestamps beyond Int64 make it column lists of Python values.
         """
+        frame = _no_sid(frame)  # type: ignore[assignment]
         pos = np.array(cols[7], dtype=np.int64)
         n, m = frame.height, len(cols[0])
         slow_frame = _slow_frame(cols)
@@ -1429,10 +1440,17 @@ def _merge_sorted(a: Rows, b: Rows) -> Rows:
         return b
     if b is None:
         return a
+    if not (type(a) is pl.DataFrame and type(b) is pl.DataFrame and a.columns == b.columns):
+        a, b = _no_sid(a), _no_sid(b)  # ids of one reader's tables mean the same in both
     if type(a) is pl.DataFrame and type(b) is pl.DataFrame:
         return a.merge_sorted(b, key="line") if b.height else a
     rows = sorted([*_rows(a), *_rows(b)], key=itemgetter(6))  # stable
     return tuple(list(c) for c in zip(*rows, strict=True))
+
+
+def _no_sid(x: Rows) -> Rows:
+    """Samples without series ids: mixed with samples that have none, they would mean nothing."""
+    return x.drop("sid") if type(x) is pl.DataFrame and "sid" in x.columns else x
 
 
 def _rows(x: pl.DataFrame | tuple[list, ...]) -> list[tuple]:
@@ -1462,10 +1480,14 @@ class _Out:
                 frames.append(rows)
                 continue
             if frames:
+                if len({len(f.columns) for f in frames}) > 1:
+                    frames = [_no_sid(f) for f in frames]
                 self.sink.samples_frame(pl.concat(frames))
                 frames = []
             self.sink.samples_bulk(*rows)
         if frames:
+            if len({len(f.columns) for f in frames}) > 1:  # some without series ids
+                frames = [_no_sid(f) for f in frames]
             self.sink.samples_frame(pl.concat(frames) if len(frames) > 1 else frames[0])
         self.pending, self.n = [], 0
 

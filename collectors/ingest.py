@@ -10,8 +10,9 @@ import gzip
 import json
 import zlib
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import cache
 from itertools import groupby
 from pathlib import Path
 
@@ -231,7 +232,11 @@ UNCHANGED = "this file with the same content is already in the store"
 
 def _ingest_here(store: Store, p: _Planned, known: dict, bundle: str) -> FileResult:
     """Hash (unless hashed already), then parse and load a file in this process (or list it as
-    skipped/unchanged)."""
+    skipped/unchanged). A big file of a store that had no files is hashed on a thread while
+    it is parsed: nothing to compare the sha256 with, only the `files` row needs it."""
+    if not p.sha and not known and p.parser is not None and p.size >= HASH_ASIDE_BYTES:
+        sha: str | Future[str] = _hasher().submit(sha256_of, p.src.path)
+        return _ingest_parsed_here(store, p, sha, bundle)
     sha = p.sha or sha256_of(p.src.path)
     status = known.get((p.rel, sha))
     if p.parser is None:
@@ -240,10 +245,24 @@ def _ingest_here(store: Store, p: _Planned, known: dict, bundle: str) -> FileRes
         return FileResult(p.rel, "skipped", reason=reason)
     if status == "loaded":
         return FileResult(p.rel, "unchanged", p.parser.name, reason=UNCHANGED)
+    return _ingest_parsed_here(store, p, sha, bundle)
+
+
+def _ingest_parsed_here(store: Store, p: _Planned, sha: str | Future[str],
+                        bundle: str) -> FileResult:
+    assert p.parser is not None
     try:
         return store.ingest_file(p.parser, p.src, sha, bundle, group=True)
     except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
         return FileResult(p.rel, "failed", p.parser.name, reason=f"{p.rel}: {exc}")
+
+
+HASH_ASIDE_BYTES = 1 << 20
+
+
+@cache
+def _hasher() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(1, thread_name_prefix="fabtwin-sha256")
 
 
 def _load_parsed(store: Store, p: _Planned, parsed: ParsedFile, bundle: str) -> FileResult:

@@ -275,6 +275,10 @@ class _FileState:
         self.table = pl.DataFrame(schema=_SERIES)
         self.pending: list[tuple[str, str, str, str, str | None]] = []
         self.columns: pl.DataFrame | None = None  # `series_columns`
+        # series id -> the number of its (device, ifname, metric, qualifier): two keys that
+        # name one series (a dropped label apart) share it; the store finds runs by it
+        self.numbers: dict[tuple, int] = {}
+        self.sids = np.zeros(0, dtype=np.int64)
         self.n = 0  # series ids given out
         self.bad: dict[int, str] = {}  # series id -> why its samples are rejected
         self.ids: dict = {}  # exact parser's (name, labels) -> series id
@@ -314,10 +318,15 @@ class _FileState:
 
     def series_columns(self) -> pl.DataFrame:
         """The series table's device, ifname, metric and qualifier, in one chunk (a gather
-        from a chunked frame costs several times more)."""
+        from a chunked frame costs several times more), and `sid`, the series' number."""
         table = self.series_table()
         if self.columns is None or self.columns.height != table.height:
-            self.columns = pl.DataFrame([table.get_column(c) for c in _SERIES_COLS]).rechunk()
+            names = table.select(_SERIES_COLS)
+            new = names.slice(len(self.sids)).iter_rows()
+            numbers = self.numbers
+            self.sids = np.concatenate([self.sids, np.fromiter(
+                (numbers.setdefault(r, len(numbers)) for r in new), np.int64)])
+            self.columns = names.with_columns(sid=pl.Series(self.sids)).rechunk()
         return self.columns
 
     def add_series(self, rows: pl.DataFrame) -> pl.Series:
@@ -734,8 +743,7 @@ def _slow_rows(st: _FileState, rows: pl.DataFrame, rejects: list) -> None:
         values.append(value)
         lines.append(ln)
     if ids:
-        table = st.series_table()
-        frame = table[pl.Series(ids, dtype=pl.Int64)].drop("reason").with_columns(
+        frame = st.series_columns()[pl.Series(ids, dtype=pl.Int64)].with_columns(
             ts=pl.Series(ts, dtype=pl.Int64), value=pl.Series(values, dtype=pl.Float64),
             line=pl.Series(lines, dtype=pl.Int64))
         st.emit(frame)

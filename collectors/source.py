@@ -303,11 +303,12 @@ class Sink:
         """Append samples given as a polars DataFrame with the `samples` columns (ts, device,
         ifname, metric, qualifier, value, line): the vectorized parsers' path, no Python lists.
 
-        Accounting stays the caller's, as with `samples_bulk`.
+        Accounting stays the caller's, as with `samples_bulk`. A parser that numbers its series
+        may add `sid` (equal: the same series; `store.with_predecessors`).
         """
         if frame.height == 0:
             return
-        frame = frame.select(self.TABLES["samples"])
+        frame = frame.select(*self.TABLES["samples"], *(["sid"] if "sid" in frame.columns else []))
         if self._flush is None:  # tests: keep everything in the buffers
             for col, name in zip(self._s, self.TABLES["samples"], strict=True):
                 col.extend(frame[name].to_list())

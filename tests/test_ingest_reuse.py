@@ -3,10 +3,12 @@ worker; the others are loaded as a fresh ingest would load them."""
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from pathlib import Path
 
 import collectors.ingest as ingest_mod
+import collectors.store as store_mod
 from collectors.ingest import ingest_bundle
 from collectors.store import Store
 
@@ -52,3 +54,24 @@ def test_a_bundle_partly_loaded_loads_only_its_new_files(tmp_path, monkeypatch):
     with Store.open(fresh) as store:
         ingest_bundle(store, full, workers=1)
     assert _digest(db) == _digest(fresh)
+
+
+def test_a_big_file_hashed_beside_its_parse_is_listed_with_its_sha256(tmp_path, monkeypatch):
+    # a store with no files hashes a big file on a thread while parsing it: the `files` row
+    # still gets the right sha256, and the same bundle again is found unchanged
+    monkeypatch.setattr(ingest_mod, "HASH_ASIDE_BYTES", 1000)
+    monkeypatch.setattr(store_mod, "COMMIT_ROWS", 50)  # a chunk commit lists it `loading` first
+    bundle = tmp_path / "b"
+    bundle.mkdir()
+    lines = [f'if_in_octets{{instance="leaf-1",interface="swp{p}"}} {t * 100} {1767225600000 + t * 10000}'
+             for t in range(40) for p in range(1, 5)]
+    path = bundle / "m.prom"
+    path.write_text("\n".join(lines) + "\n")
+    with Store.open(tmp_path / "s.duckdb") as store:
+        result = ingest_bundle(store, bundle)
+        assert [f.status for f in result.files] == ["loaded"]
+        assert store.con.execute("SELECT sha256, status, loaded FROM files").fetchall() == [
+            (hashlib.sha256(path.read_bytes()).hexdigest(), "loaded", 160)]
+        again = ingest_bundle(store, bundle)
+        assert [f.status for f in again.files] == ["unchanged"]
+        assert store.con.execute("SELECT count(*) FROM samples").fetchone() == (160,)

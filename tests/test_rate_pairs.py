@@ -162,6 +162,10 @@ def test_any_files_batches_and_order_give_the_window_rates(tmp_path_factory, mon
         files[rnd.randrange(len(files))].append(row)
     legacy = [files[0].pop() for _ in range(min(len(files[0]), data.draw(st.integers(0, 2))))]
     batch = data.draw(st.sampled_from([2, 5, 200_000]))  # several load batches per file
+    ids = data.draw(st.sampled_from([None, "exact", "split"]))  # series ids from the parser
+    if ids:  # "split": a series under two ids, as two keys naming one series would give
+        monkeypatch.setattr(store_mod, "with_predecessors",
+                            functools.partial(_with_ids, split=ids == "split", seed=rnd.random()))
 
     class BatchedSink(Sink):
         def __init__(self, *args, **kwargs) -> None:
@@ -173,6 +177,36 @@ def test_any_files_batches_and_order_give_the_window_rates(tmp_path_factory, mon
         assert_rates_match_the_window(store.con)
     finally:
         store.close()
+
+
+def _with_ids(frame: pl.DataFrame, split: bool, seed: float) -> pl.DataFrame:
+    """`with_predecessors` of a frame given series ids, as a numbering parser would add them."""
+    sid = pl.struct(*SERIES).rank("dense").cast(pl.Int64) * 2
+    if split:
+        sid += (pl.int_range(pl.len()) + int(seed * 1000)).hash() % 2
+    return with_predecessors(frame.with_columns(sid.alias("sid")))
+
+
+SERIES = ("device", "ifname", "metric", "qualifier")
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.lists(st.tuples(st.integers(0, 5), st.sampled_from("ab"), st.sampled_from("xy"),
+                               st.one_of(_values(), st.none()), st.integers(0, 3)),
+                     min_size=0, max_size=40))
+def test_series_ids_give_the_runs_of_the_names(rows):
+    rows = [(*r[:4], r[4] * 100 + k) for k, r in enumerate(rows)]  # (ts, line) ties: any order
+    frame = pl.DataFrame(
+        {"ts": [t * 10_000 - 5 for t, *_ in rows], "device": [d for _, d, *_ in rows],
+         "ifname": ["x"] * len(rows), "metric": [m for _, _, m, *_ in rows],
+         "qualifier": [""] * len(rows), "value": [v for *_, v, _ in rows],
+         "line": [ln for *_, ln in rows]},
+        schema={"ts": pl.Int64, "device": pl.String, "ifname": pl.String, "metric": pl.String,
+                "qualifier": pl.String, "value": pl.Float64, "line": pl.Int64})
+    want = with_predecessors(frame)
+    got = _with_ids(frame, split=False, seed=0)
+    assert got.columns == want.columns
+    assert got.equals(want)
 
 
 def test_with_predecessors_runs_each_series_in_time_then_line_order():
