@@ -104,7 +104,9 @@ def _emit(sink: Sink, rows: pl.DataFrame, records: int, host: str,
         .alias("ifname"),
         "metric",
         pl.col("metric").replace_strict(quals, return_dtype=pl.String).alias("qualifier"),
-        "value", "line")
+        "value", "line",
+        # the series' number (host, port and counter name it): `store.with_predecessors`
+        pl.struct("dev", "port", "metric").rank("dense").cast(pl.Int64).alias("sid"))
     sink.samples_frame(frame)
     sink.accept(records)
     sink.current_line = int(rows["line"].max())

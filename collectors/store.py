@@ -13,8 +13,9 @@ import os
 import queue
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -102,6 +103,7 @@ class Store:
         self._unmarked: tuple | None = None  # the file being loaded, while it has no `files` row
         self._in_txn = False
         self._maps: tuple[dict, dict] | None = None  # address and ifmap maps, until they change
+        self.memory_chosen = False  # opened with a memory limit of the caller's (or the env's)
 
     @classmethod
     def open(cls, path: str | Path, memory_limit: str | None = None) -> Store:
@@ -119,6 +121,7 @@ class Store:
         if str(path) != ":memory:":
             con.execute(f"SET memory_limit = '{limit}'")
         store = cls(con, str(path))
+        store.memory_chosen = memory_limit is not None or "FABTWIN_DUCKDB_MEMORY" in os.environ
         con.execute(_sql("schema.sql"))
         store._load_counter_map()
         con.execute(_sql("views.sql"))
@@ -439,15 +442,20 @@ class _Loader:
             raise self.error
 
 
+def raw_frame(table: str, buf: dict[str, list] | pl.DataFrame) -> pl.DataFrame:
+    """A Sink batch (columns as lists, or a frame) as a frame with the store's column types."""
+    if isinstance(buf, pl.DataFrame):
+        return buf.cast(_overrides(table), strict=False)  # type: ignore[arg-type]
+    return pl.DataFrame(buf, schema_overrides=_overrides(table), strict=False)
+
+
 def frame_of(table: str, buf: dict[str, list] | pl.DataFrame, family: str) -> pl.DataFrame:
     """A Sink batch (columns as lists, or a frame) as a frame with the store's column types;
-    samples also get their canonical `counter` and the value in its unit (`counter_map`)."""
-    if isinstance(buf, pl.DataFrame):
-        if table == "samples" and "counter" in buf.columns:
-            return buf  # a worker's frame, already converted
-        frame = buf.cast(_overrides(table), strict=False)  # type: ignore[arg-type]
-    else:
-        frame = pl.DataFrame(buf, schema_overrides=_overrides(table), strict=False)
+    samples also get their canonical `counter` and the value in its unit (`counter_map`), and
+    their runs (`with_predecessors`)."""
+    if isinstance(buf, pl.DataFrame) and table == "samples" and "counter" in buf.columns:
+        return buf  # a worker's frame, already converted
+    frame = raw_frame(table, buf)
     if table != "samples":
         return frame
     names = _family_map(family)
@@ -473,6 +481,7 @@ def with_predecessors(frame: pl.DataFrame) -> pl.DataFrame:
     A parser that numbers its series may add a `sid` column (equal ids: the same series; it is
     dropped here): the runs are then found by sorting integers, without hashing the names. The
     same series under two ids is still exact (two runs that interleave: the views find them).
+    A `_part` column (several files converted at once) keeps each part's runs its own.
     """
     if frame.height and "sid" in frame.columns and not (
             frame.get_column("ts").null_count() or frame.get_column("line").null_count()):
@@ -487,8 +496,8 @@ def with_predecessors(frame: pl.DataFrame) -> pl.DataFrame:
     # series sharing a hash (interleaved in the sort) only break each other's runs into shorter
     # ones: the views pair any run's ends, so the rates stay exact. The three new columns go
     # back in the batch's order (time-major batches compress a third smaller than sorted ones).
-    keys = [*_SERIES, "_finite"]
-    narrow = frame.select(*_SERIES, "ts", "value", "line",
+    keys = [*_SERIES, "_finite", *(["_part"] if "_part" in frame.columns else [])]
+    narrow = frame.select(*keys[:4], *keys[5:], "ts", "value", "line",
                           pl.col("value").is_finite().fill_null(False).alias("_finite"))
     order = narrow.select(pl.arg_sort_by([pl.struct(keys).hash(), "ts", "line"])).to_series()
     g = narrow[order]
@@ -517,11 +526,17 @@ def _runs_by_id(frame: pl.DataFrame) -> pl.DataFrame:
     # finite and non-finite samples of a series are apart, as in the other path
     key = frame.get_column("sid").cast(pl.Int64).to_numpy() * 2 + ~finite
     ts = frame.get_column("ts").cast(pl.Int64).to_numpy()
-    order = np.lexsort((frame.get_column("line").cast(pl.Int64).to_numpy(), ts, key))
+    sort_keys = [frame.get_column("line").cast(pl.Int64).to_numpy(), ts, key]
+    if "_part" in frame.columns:  # several files: each one's runs its own
+        sort_keys.append(frame.get_column("_part").cast(pl.Int64).to_numpy())
+    order = np.lexsort(sort_keys)
     k, t, v = key[order], ts[order], value[order]
     us = t // 1000  # the store keeps microseconds
     run = np.zeros(len(k), dtype=bool)
     run[1:] = (k[1:] == k[:-1]) & (v[:-1] <= v[1:])
+    if len(sort_keys) == 4:
+        p = sort_keys[3][order]
+        run[1:] &= p[1:] == p[:-1]
     gap = np.zeros(len(k), dtype=np.int64)
     gap[1:] = us[1:] - us[:-1]
     delta = np.zeros(len(k))
@@ -542,6 +557,23 @@ def _runs_by_id(frame: pl.DataFrame) -> pl.DataFrame:
 def _resolved(row: tuple) -> list:
     """A `files` row with its sha256 computed (it may have been a future)."""
     return [v.result() if isinstance(v, Future) else v for v in row]
+
+
+@contextmanager
+def duckdb_setting(con: duckdb.DuckDBPyConnection, name: str, value: str) -> Iterator[None]:
+    """A DuckDB option set to `value` within the block, then back to what it was; left alone
+    when the connection's configuration is locked."""
+    before = con.execute("SELECT current_setting(?)", [name]).fetchone()[0]  # type: ignore[index]
+    try:
+        con.execute(f"SET {name} = ?", [value])
+    except duckdb.InvalidInputException:
+        yield
+        return
+    try:
+        yield
+    finally:
+        con.execute(f"SET {name} = ?", [str(before).lower() if isinstance(before, bool)
+                                        else before])
 
 
 @cache

@@ -20,6 +20,7 @@ import orjson
 
 from collectors.ingest import ingest_bundle
 from collectors.lake import open_for_ingest, open_for_replay
+from collectors.store import duckdb_setting
 from replay.detectors import DETECTORS, Incident, _iso
 from replay.expected import ReplaySummary, replay
 from replay.impact import add_impact
@@ -58,7 +59,7 @@ def views_once(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     # the rates' aggregate over every sample needs more room than ingest's flat 512MB (it spills
     # beyond it); a read-only connection's configuration is locked: it keeps the limit it has
     memory = os.environ.get("FABTWIN_ANALYSIS_MEMORY", "4GB")
-    with _setting(con, "memory_limit", memory):
+    with duckdb_setting(con, "memory_limit", memory):
         try:
             _materialize_rates(con, main)
             con.execute(f"CREATE TEMP TABLE link_state_intervals AS "
@@ -80,29 +81,12 @@ def _materialize_rates(con: duckdb.DuckDBPyConnection, main: str) -> None:
     third more time (preserve_insertion_order), and nobody reads the table unordered."""
     samples = con.execute(f"SELECT count(*) FROM {main}.samples").fetchone()[0]
     parts = max(1, -(-samples // SAMPLES_PER_PART))
-    with _setting(con, "preserve_insertion_order", "false"):
+    with duckdb_setting(con, "preserve_insertion_order", "false"):
         con.execute(f"CREATE TEMP TABLE port_rates AS "
                     f"SELECT * FROM {main}.port_rates_part(0, {parts})")
         for part in range(1, parts):
             con.execute(f"INSERT INTO temp.port_rates "
                         f"SELECT * FROM {main}.port_rates_part({part}, {parts})")
-
-
-@contextmanager
-def _setting(con: duckdb.DuckDBPyConnection, name: str, value: str) -> Iterator[None]:
-    """A DuckDB option set to `value` within the block, then back to what it was; left alone
-    when the connection's configuration is locked."""
-    before = con.execute("SELECT current_setting(?)", [name]).fetchone()[0]
-    try:
-        con.execute(f"SET {name} = ?", [value])
-    except duckdb.InvalidInputException:
-        yield
-        return
-    try:
-        yield
-    finally:
-        con.execute(f"SET {name} = ?", [str(before).lower() if isinstance(before, bool)
-                                        else before])
 
 
 def store_incidents(con: duckdb.DuckDBPyConnection, incidents: list[Incident]) -> None:

@@ -132,3 +132,34 @@ def test_big_frames_travel_as_ipc_and_come_back_equal():
     assert_frame_equal(back[0][1], big)
     assert_frame_equal(back[1][1], small)
     assert back[2][1] == rejects
+
+
+@pytest.mark.parametrize("ids", [False, True])
+def test_files_converted_together_keep_their_own_runs(ids):
+    # two files of the same series, in one worker job: each file's samples come out as
+    # `frame_of` gives them for that file alone (a run never crosses into the other file)
+    from collectors.parse_pool import convert_samples
+    from collectors.store import frame_of
+
+    def batch(times, values, line0):
+        cols = {"ts": [t * 10**9 for t in times], "device": ["leaf-1"] * len(times),
+                "ifname": ["swp1"] * len(times), "metric": ["rx_bytes"] * len(times),
+                "qualifier": [""] * len(times), "value": values,
+                "line": list(range(line0, line0 + len(times)))}
+        frame = pl.DataFrame(cols)
+        return frame.with_columns(sid=pl.lit(7, pl.Int64)) if ids else cols
+
+    a = [batch([0, 20, 40], [1.0, 3.0, 5.0], 1), batch([60], [7.0], 4)]
+    b = [batch([10, 30], [20.0, 40.0], 1)]  # above the end of a: a run would go on
+    parsed = [ParsedFile("a", "", "parsed", batches=[("samples", x) for x in a]),
+              ParsedFile("x", "", "failed"),
+              ParsedFile("b", "", "parsed", batches=[("samples", x) for x in b])]
+    convert_samples(parsed, ["normalized", "normalized", "normalized"])
+    for p, batches in ((parsed[0], a), (parsed[2], b)):
+        [(table, got)] = p.batches
+        alone = frame_of("samples", pl.concat([pl.DataFrame(x) for x in batches],
+                                              how="vertical_relaxed"), "normalized")
+        assert table == "samples"
+        assert_frame_equal(got, alone)
+    assert parsed[0].batches[0][1]["prev_gap_us"].to_list() == [None, 20_000_000, 20_000_000,
+                                                                  20_000_000]
