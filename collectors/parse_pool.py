@@ -24,6 +24,8 @@ import io
 import os
 import pickle
 import tempfile
+import threading
+import time
 import zlib
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -125,10 +127,19 @@ _MAPS: tuple[int, dict, dict] | None = None
 _PARSERS: dict[str, object] = {}
 
 
-def _init(maps_path: str) -> None:
+def _init(maps_path: str, parent: int) -> None:
     global _MAPS_PATH, _PARSERS
     _MAPS_PATH = maps_path
     _PARSERS = {p.name: p for p in parsers()}
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+
+
+def _watch_parent(parent: int) -> None:
+    """Exit when the ingesting process is gone (killed, so it could not shut the pool down): a
+    worker would otherwise wait for jobs for ever, holding the files it inherited."""
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)
 
 
 def _maps(version: int) -> tuple[dict, dict]:
@@ -247,7 +258,7 @@ class ParsePool:
         # spawn, not fork: the parent holds DuckDB and polars thread pools, which fork would copy
         self._pool = ProcessPoolExecutor(
             workers, mp_context=get_context("spawn"), initializer=_init,
-            initargs=(self._maps_path,))
+            initargs=(self._maps_path, os.getpid()))
 
     def set_maps(self, addresses: dict, ifmaps: dict) -> int:
         """Publish the lookups the next tasks parse with; returns their version."""

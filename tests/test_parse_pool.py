@@ -6,6 +6,9 @@ import gzip
 import json
 import pickle
 import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import polars as pl
@@ -163,3 +166,46 @@ def test_files_converted_together_keep_their_own_runs(ids):
         assert_frame_equal(got, alone)
     assert parsed[0].batches[0][1]["prev_gap_us"].to_list() == [None, 20_000_000, 20_000_000,
                                                                   20_000_000]
+
+
+KILL_WITH_WORKERS = """
+import multiprocessing, os, sys
+import collectors.parse_pool as pp
+from collectors.ingest import ingest_bundle
+from collectors.store import Store
+
+run = pp.ParsePool.run
+def run_and_die(self, tasks, ahead=None):
+    for parsed in run(self, tasks, ahead):  # the workers are up, with jobs in flight
+        print(" ".join(str(p.pid) for p in multiprocessing.active_children()), flush=True)
+        os._exit(3)  # killed (not Ctrl-C): no pool shutdown
+        yield parsed
+pp.ParsePool.run = run_and_die
+if __name__ == "__main__":
+    ingest_bundle(Store.open(sys.argv[1]), sys.argv[2], workers=2)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "\\nState:\\tZ" not in state  # a zombie has exited (its parent is gone too)
+
+
+def test_workers_exit_when_the_ingesting_process_is_killed(bundle, tmp_path):
+    script = tmp_path / "kill.py"
+    script.write_text(KILL_WITH_WORKERS)
+    out = tmp_path / "out.txt"
+    with open(out, "w") as fh:  # a file, not a pipe: orphaned workers would hold a pipe open
+        run = subprocess.run([sys.executable, str(script), str(tmp_path / "s.duckdb"),
+                              str(bundle)], stdout=fh, stderr=subprocess.STDOUT, timeout=120,
+                             cwd=Path(__file__).resolve().parent.parent)
+    assert run.returncode == 3, out.read_text()
+    pids = [int(p) for p in out.read_text().split()]
+    assert len(pids) == 2
+    deadline = time.monotonic() + 10
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [p for p in pids if _alive(p)]
