@@ -43,7 +43,7 @@ import orjson
 import polars as pl
 
 from collectors.lineblocks import BLOCK_BYTES, LineBlock, line_blocks
-from collectors.source import Sink, SourceFile
+from collectors.source import Sink, SourceFile, concat_samples
 from collectors.timeparse import TimeError, parse_any, parse_iso
 
 FAMILY = "gnmi"
@@ -1480,15 +1480,11 @@ class _Out:
                 frames.append(rows)
                 continue
             if frames:
-                if len({len(f.columns) for f in frames}) > 1:
-                    frames = [_no_sid(f) for f in frames]
-                self.sink.samples_frame(pl.concat(frames))
+                self.sink.samples_frame(concat_samples(frames))
                 frames = []
             self.sink.samples_bulk(*rows)
         if frames:
-            if len({len(f.columns) for f in frames}) > 1:  # some without series ids
-                frames = [_no_sid(f) for f in frames]
-            self.sink.samples_frame(pl.concat(frames) if len(frames) > 1 else frames[0])
+            self.sink.samples_frame(concat_samples(frames))
         self.pending, self.n = [], 0
 
 

@@ -169,7 +169,7 @@ def ingest_bundle(
                 parsed: Iterator[ParsedFile] = iter(())
                 if pool is not None:
                     version = pool.set_maps(*store.lookup_maps())
-                    parsed = pool.run(Task(p.src, p.parser.name, p.sha, version)  # type: ignore[union-attr]
+                    parsed = pool.run(Task(p.src, p.parser.name, p.sha, version, p.size)  # type: ignore[union-attr]
                                       for p in level if p.poolable)
                 for p in level:
                     if progress:

@@ -36,7 +36,7 @@ from pathlib import Path
 import polars as pl
 
 from collectors.registry import parsers, recognize
-from collectors.source import Sink, SourceFile, run_parser
+from collectors.source import Sink, SourceFile, concat_samples, run_parser
 
 # files at or above this size are parsed in the store's own process, streamed in batches (their
 # rows would not fit in one message); the pool takes the rest
@@ -110,6 +110,7 @@ class Task:
     parser: str
     sha: str
     maps_version: int
+    size: int = 0  # bytes, for the chunks of small files
 
 
 @dataclass(frozen=True)
@@ -217,9 +218,7 @@ def convert_samples(parsed: list[ParsedFile], families: list[str]) -> None:
             parts.setdefault(family, []).extend(frames)
             p.batches = [(t, b) for t, b in p.batches if t != "samples"]
     for family, frames in parts.items():
-        if len({len(f.columns) for f in frames}) > 1:  # series ids in some only: in none
-            frames = [f.drop("sid", strict=False) for f in frames]
-        done = frame_of("samples", pl.concat(frames, how="vertical_relaxed"), family)
+        done = frame_of("samples", concat_samples(frames), family)
         for (k,), frame in done.partition_by("_part", as_dict=True, maintain_order=True,
                                              include_key=False).items():
             parsed[k].batches.insert(0, ("samples", frame))
@@ -230,10 +229,7 @@ def _chunks(tasks: Iterable[Task]) -> Iterator[list[Task]]:
     chunk: list[Task] = []
     size = 0
     for task in tasks:
-        try:
-            n = task.src.path.stat().st_size
-        except OSError:
-            n = 0  # the worker reports the file as failed
+        n = task.size
         if chunk and (size + n > CHUNK_BYTES or len(chunk) >= CHUNK_FILES):
             yield chunk
             chunk, size = [], 0

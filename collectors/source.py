@@ -171,6 +171,14 @@ def is_address(name: str) -> bool:
     return True
 
 
+def concat_samples(frames: list[pl.DataFrame]) -> pl.DataFrame:
+    """Sample frames as one; their series ids (`sid`) kept only when every frame has them (ids
+    beside rows without any would mean nothing)."""
+    if not all("sid" in f.columns for f in frames):
+        frames = [f.drop("sid", strict=False) for f in frames]
+    return frames[0] if len(frames) == 1 else pl.concat(frames, how="vertical_relaxed")
+
+
 class Sink:
     """Collects the rows of one file, in column lists flushed in batches by the store.
 

@@ -526,16 +526,19 @@ def _runs_by_id(frame: pl.DataFrame) -> pl.DataFrame:
     # finite and non-finite samples of a series are apart, as in the other path
     key = frame.get_column("sid").cast(pl.Int64).to_numpy() * 2 + ~finite
     ts = frame.get_column("ts").cast(pl.Int64).to_numpy()
-    sort_keys = [frame.get_column("line").cast(pl.Int64).to_numpy(), ts, key]
+    line = frame.get_column("line").cast(pl.Int64).to_numpy()
     if "_part" in frame.columns:  # several files: each one's runs its own
-        sort_keys.append(frame.get_column("_part").cast(pl.Int64).to_numpy())
-    order = np.lexsort(sort_keys)
+        part = frame.get_column("_part").cast(pl.Int64).to_numpy()
+        order = np.lexsort((line, ts, key, part))
+    else:
+        part = None
+        order = np.lexsort((line, ts, key))
     k, t, v = key[order], ts[order], value[order]
     us = t // 1000  # the store keeps microseconds
     run = np.zeros(len(k), dtype=bool)
     run[1:] = (k[1:] == k[:-1]) & (v[:-1] <= v[1:])
-    if len(sort_keys) == 4:
-        p = sort_keys[3][order]
+    if part is not None:
+        p = part[order]
         run[1:] &= p[1:] == p[:-1]
     gap = np.zeros(len(k), dtype=np.int64)
     gap[1:] = us[1:] - us[:-1]
