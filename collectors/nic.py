@@ -43,7 +43,7 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import TextIO
 
-from collectors.nic_fast import parse_common_shapes
+from collectors.nic_fast import Snapshot, parse_common_shapes, parse_common_shapes_of
 from collectors.source import Sink, SourceFile
 from collectors.timeparse import NS, TimeError, parse_epoch, parse_iso, tz_from_name
 
@@ -308,6 +308,20 @@ class NicSnapshotParser:
                                                           qualifier):
             return
         parse.run()
+
+    def parse_common(self, files: list[tuple[SourceFile, Sink]]) -> list[bool]:
+        """Load the files of the two common shapes (`collectors.nic_fast`) with a few queries
+        for all of them (True); the others get nothing and are left to `parse` (False)."""
+        snaps, at = [], []
+        for k, (src, sink) in enumerate(files):
+            parse = _FileParse(src, sink)
+            if parse.host is not None:
+                snaps.append(Snapshot(src, sink, parse.host, parse._ifname))
+                at.append(k)
+        taken = [False] * len(files)
+        for k, took in zip(at, parse_common_shapes_of(snaps, qualifier), strict=True):
+            taken[k] = took
+        return taken
 
 
 def _sniff(head: str) -> bool:

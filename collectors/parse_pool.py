@@ -27,7 +27,7 @@ import tempfile
 import threading
 import time
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing import get_context
@@ -156,17 +156,8 @@ def parse_file(parser, src: SourceFile, sha: str, addresses: dict, ifmaps: dict,
                convert: bool = True) -> ParsedFile:
     """Run `parser` over `src` into frames, with the accounting `Store.ingest_file` records.
     `convert=False` leaves the samples as the parser gave them (`convert_samples` does them)."""
-    from collectors.store import frame_of  # the store's own conversion, so rows are identical
-
     out = ParsedFile(src.rel, sha, "parsed")
-
-    def keep(table: str, buf) -> None:
-        if table == "rejects" or (table == "samples" and not convert):
-            out.batches.append((table, buf))
-        else:
-            out.batches.append((table, frame_of(table, buf, parser.family)))
-
-    sink = Sink(flush=keep, addresses=addresses, ifmaps=ifmaps)
+    sink = Sink(flush=_keeper(out, parser.family, convert), addresses=addresses, ifmaps=ifmaps)
     try:
         run_parser(parser, src, sink)
     except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
@@ -193,14 +184,62 @@ def parse_task(task: Task) -> ParsedFile:
 
 
 def parse_tasks(tasks: list[Task]) -> list[ParsedFile]:
-    """A worker's job for small files: parse them, convert their samples together."""
-    out = []
+    """A worker's job for small files: parse them (the ones a parser reads together first,
+    `parse_common`), convert their samples together."""
+    out: list[ParsedFile | None] = [None] * len(tasks)
+    by_parser: dict[str, list[int]] = {}
+    for k, task in enumerate(tasks):
+        if hasattr(_PARSERS[task.parser], "parse_common"):
+            by_parser.setdefault(task.parser, []).append(k)
+    for name, ks in by_parser.items():
+        if len(ks) > 1:
+            for k, parsed in zip(ks, parse_common(_PARSERS[name], [tasks[k] for k in ks]),
+                                 strict=True):
+                out[k] = parsed
+    for k, task in enumerate(tasks):
+        if out[k] is None:
+            addresses, ifmaps = _maps(task.maps_version)
+            out[k] = parse_file(_PARSERS[task.parser], task.src, task.sha, addresses, ifmaps,
+                                convert=False)
+    done: list[ParsedFile] = out  # type: ignore[assignment]
+    convert_samples(done, [_PARSERS[t.parser].family for t in tasks])  # type: ignore[attr-defined]
+    return [pack(p) for p in done]
+
+
+def _keeper(out: ParsedFile, family: str, convert: bool) -> Callable[[str, object], None]:
+    """A Sink's flush that keeps the batches in `out`, converted as the store would."""
+    from collectors.store import frame_of  # the store's own conversion, so rows are identical
+
+    def keep(table: str, buf) -> None:
+        if table == "rejects" or (table == "samples" and not convert):
+            out.batches.append((table, buf))
+        else:
+            out.batches.append((table, frame_of(table, buf, family)))
+
+    return keep
+
+
+def parse_common(parser, tasks: list[Task]) -> list[ParsedFile | None]:
+    """The files `parser.parse_common` reads together, as `parse_file(convert=False)` would
+    give them; None for the others (and for all, should that pass fail: each is then parsed
+    alone, and fails alone)."""
+    out, files = [], []
     for task in tasks:
         addresses, ifmaps = _maps(task.maps_version)
-        out.append(parse_file(_PARSERS[task.parser], task.src, task.sha, addresses, ifmaps,
-                              convert=False))
-    convert_samples(out, [_PARSERS[t.parser].family for t in tasks])  # type: ignore[attr-defined]
-    return [pack(p) for p in out]
+        parsed = ParsedFile(task.src.rel, task.sha, "parsed")
+        out.append(parsed)
+        files.append((task.src, Sink(flush=_keeper(parsed, parser.family, convert=False),
+                                     addresses=addresses, ifmaps=ifmaps)))
+    try:
+        taken = parser.parse_common(files)
+        for (_, sink), parsed, took in zip(files, out, taken, strict=True):
+            if took:
+                sink.close()
+                parsed.loaded, parsed.rejected = sink.loaded, sink.rejected
+                parsed.rows, parsed.first_reject = dict(sink.rows), sink.first_reject
+    except Exception:  # noqa: BLE001 - every file read alone instead, each error its own
+        return [None] * len(tasks)
+    return [parsed if took else None for parsed, took in zip(out, taken, strict=True)]
 
 
 def convert_samples(parsed: list[ParsedFile], families: list[str]) -> None:

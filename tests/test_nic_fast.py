@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -172,3 +173,76 @@ def test_any_mix_of_lines_parses_the_same_either_way(tmp_path, lines):
     path, rel = write(tmp_path, "mlx5_0.ethtool", "\n".join(lines) + "\n")
     _, fast, slow = both_paths(path, rel)
     assert_same(fast, slow)
+
+
+# -- many files at once (a parse pool's chunk: NicSnapshotParser.parse_common) ---------------------
+def together_and_alone(paths: list[tuple[Path, str]], ifmaps: dict | None = None):
+    """Per file: (taken by the pass over all of them, its sink then (the parser's own parse when
+    not taken), the line parser's sink)."""
+    def sink() -> Sink:
+        return Sink(ifmaps=dict(ifmaps or {}))
+
+    sinks = [sink() for _ in paths]
+    taken = PARSERS[0].parse_common([(SourceFile(p, rel), s)
+                                     for (p, rel), s in zip(paths, sinks, strict=True)])
+    out = []
+    for (path, rel), got, took in zip(paths, sinks, taken, strict=True):
+        if not took:
+            assert got.loaded == got.rejected == 0 and not got.collected("samples")
+            got = sink()
+            PARSERS[0].parse(SourceFile(path, rel), got)
+        line = sink()
+        nic._FileParse(SourceFile(path, rel), line).run()
+        out.append((took, got, line))
+    return out
+
+
+def test_files_read_together_equal_each_read_alone(tmp_path):
+    texts = {**{f"declined {k}": v for k, v in DECLINED.items()},
+             "ethtool": ethtool_text(), "rdma": rdma_text(4), "crlf": ethtool_text(2).replace(
+                 "\n", "\r\n"), "stamps only": f"{date_ins(T0)}\nNIC statistics:\n",
+             "empty": "", "epoch": f"{EPOCH}\nNIC statistics:\n rx_bytes: 9\n"}
+    paths = []
+    for k, (_, text) in enumerate(sorted(texts.items())):
+        kind = "rdma" if "link " in text else "ethtool"
+        rel = f"nic/gpu-node-{k:04d}/mlx5_0.{kind}"  # a host per file, each its own names
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True)
+        path.write_text(text)
+        paths.append((path, rel))
+    cut = gzip.compress(ethtool_text(3000).encode())
+    gz = tmp_path / "nic/gpu-node-0100/eth1.ethtool.gz"
+    gz.parent.mkdir(parents=True)
+    gz.write_bytes(cut[: len(cut) // 2])
+    paths.append((gz, "nic/gpu-node-0100/eth1.ethtool.gz"))
+    ifmaps = {(f"gpu-node-{k:04d}", "mlx5_0", 1): f"eth{k}" for k in range(len(texts))}
+    results = together_and_alone(paths, ifmaps)
+    for (path, _), (_, got, line) in zip(paths, results, strict=True):
+        assert (got.collected("samples"), got.loaded, got.rejected, got.rejects) == (
+            line.collected("samples"), line.loaded, line.rejected, line.rejects), path
+    names = [n for n, _ in sorted(texts.items())] + ["gz cut"]
+    assert {n for n, (took, _, _) in zip(names, results, strict=True) if took} == {
+        "ethtool", "rdma", "crlf", "epoch"}
+    rdma = next(got for n, (_, got, _) in zip(names, results, strict=True) if n == "rdma")
+    k = sorted(texts).index("rdma")
+    assert {r["ifname"] for r in rdma.collected("samples")} == {f"eth{k}", "mlx5_1"}
+    assert {r["device"] for r in rdma.collected("samples")} == {f"gpu-node-{k:04d}"}
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.lists(st.sampled_from([
+    date_ins(T0), date_ins(T0 + 5 * NS), EPOCH, "NIC statistics:", "  rx_bytes: 12",
+    "tx_prio2_pause: 3", "link mlx5_0/1 np_cnp_sent 4 ", "link mlx5_0/2 out_of_sequence 1", "",
+    "  junk line"]), max_size=12), min_size=1, max_size=6))
+def test_any_files_read_together_parse_as_each_alone(tmp_path, files):
+    base = Path(tempfile.mkdtemp(dir=tmp_path))  # hypothesis runs many examples in one tmp_path
+    paths = []
+    for k, lines in enumerate(files):
+        rel = f"nic/gpu-node-{k:04d}/mlx5_0.ethtool"
+        path = base / rel
+        path.parent.mkdir(parents=True)
+        path.write_text("\n".join(lines) + "\n")
+        paths.append((path, rel))
+    for _, got, line in together_and_alone(paths):
+        assert_same(got, line)
