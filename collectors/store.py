@@ -96,7 +96,7 @@ class Store:
         # the open transaction's files, as the calls that would load them again alone
         self._group: list[Callable[[], object]] = []
         self._group_rows = 0
-        self._pending: dict[tuple[str, str], list[pl.DataFrame]] = {}
+        self._pending: dict[tuple[str, str], list[tuple[pl.DataFrame, int]]] = {}
         self._pending_rows = 0
         self._pending_files: list[tuple] = []  # small files' `files` rows, inserted with their rows
         self._ids: list[int] = []  # file ids taken from file_id_seq in blocks, next one last
@@ -200,14 +200,16 @@ class Store:
                                          "raw": pl.String})
         else:
             frame = frame_of(table, buf, family)
-        frame = frame.with_columns(pl.lit(file_id, pl.Int32).alias("file_id"))
         if table not in _LOOKUP_TABLES:
-            self._pending.setdefault((table, family), []).append(frame)
+            # the file id is added at the flush, for all the frames at once: a `with_columns`
+            # per batch cost 0.5 ms, 6 s of the 12,288 NIC files of the large bundle
+            self._pending.setdefault((table, family), []).append((frame, file_id))
             self._pending_rows += frame.height
             if self._pending_rows >= PENDING_ROWS:
                 self._flush_pending()
         else:
-            self._insert_frame(table, family, frame)
+            self._insert_frame(table, family,
+                               frame.with_columns(pl.lit(file_id, pl.Int32).alias("file_id")))
 
     def _next_file_id(self) -> int:
         """The next id of file_id_seq, taken 1000 at a time (one query, not one per file)."""
@@ -219,12 +221,16 @@ class Store:
     def _flush_pending(self) -> None:
         """Insert the deferred batches, one statement per table, and their files' rows."""
         pending, self._pending, self._pending_rows = self._pending, {}, 0
-        for (table, family), frames in pending.items():
+        for (table, family), parts in pending.items():
             # one chunk: DuckDB writes it as full row groups (122,880 rows). Chunks scanned in
             # parallel each leave a part-filled row group, which the checkpoint at close merges
             # again (0.8 s of a 5M-sample file)
-            self._insert_frame(table, family,
-                               pl.concat(frames, how="vertical_relaxed", rechunk=True))
+            frames = [f for f, _ in parts]
+            ids = np.repeat(np.array([i for _, i in parts], dtype=np.int32),
+                            [f.height for f in frames])
+            frame = pl.concat(frames, how="vertical_relaxed", rechunk=True)
+            self._insert_frame(table, family, frame.with_columns(
+                pl.Series("file_id", ids, dtype=pl.Int32)))
         files, self._pending_files = self._pending_files, []
         if files:
             cols = ["file_id", "path", "bundle", "sha256", "size_bytes", "parser", "family",
