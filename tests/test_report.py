@@ -266,3 +266,34 @@ def test_store_without_cabling_keeps_timelines_and_says_why_no_heatmap(tmp_path)
     assert any(n.startswith("No heatmaps") and "no cabling" in n for n in rep.notes)
     names = [p.name for p in rep.pictures]
     assert names and all(n.endswith("-timeline.png") for n in names)
+
+
+def test_report_rates_keep_wraps_and_drop_resets_as_the_view(tmp_path):
+    # a 32-bit counter that wraps, then resets (a reboot); a 64-bit one that wraps
+    t0 = 1_796_007_600_000
+    out32 = [4294967000, 4294967200, 100, 50, 150]
+    # multiples of 4096: doubles hold them exactly next to 2^64
+    out64 = [2**64 - 819200, 2**64 - 409600, 409600, 819200, 1228800]
+    lines = []
+    for k in range(5):
+        ts = t0 + k * 10_000
+        lines.append(f'nvswitch_interface_if_out_octets{{instance="leaf-01",interface="swp1"}} '
+                     f"{out32[k]} {ts}")
+        lines.append(f'nvswitch_interface_if_out_octets{{instance="leaf-01",interface="swp2"}} '
+                     f"{out64[k]} {ts}")
+    bundle = tmp_path / "b"
+    (bundle / "prom").mkdir(parents=True)
+    (bundle / "prom" / "leaf-01.prom").write_text("\n".join(lines) + "\n")
+    db = tmp_path / "s.duckdb"
+    with Store.open(db) as store:
+        ingest_bundle(store, bundle, workers=1)
+    con = open_readonly(db)
+    s = summary(con)
+    mine = timeline(con, ["leaf-01"], s.start, s.end).select("port", "ts", "tx_bytes_per_s")
+    ref = frame(con, "SELECT device || ':' || ifname AS port, ts, tx_bytes_per_s FROM port_rates")
+    con.close()
+    got = {(p, t.second): v for p, t, v in mine.sort("port", "ts").iter_rows()}
+    assert got == {(p, t.second): v for p, t, v in ref.sort("port", "ts").iter_rows()}
+    assert got[("leaf-01:swp1", 20)] == pytest.approx(19.6)  # 100 + 2^32 - 4294967200 in 10 s
+    assert got.get(("leaf-01:swp1", 30)) is None  # 100 -> 50: a reset, no rate
+    assert got[("leaf-01:swp2", 20)] == pytest.approx(81920.0)  # 409600 + 409600 in 10 s

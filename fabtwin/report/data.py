@@ -213,10 +213,7 @@ def rates_sql(columns: list[str], group: str) -> str:
         ), r AS (
             SELECT device, ifname, counter, qualifier, ts,
                    epoch_us(ts - prev_ts) / 1e6 AS dt,
-                   CASE WHEN value >= prev THEN value - prev
-                        WHEN prev >= 2147483648 AND series_max < 4294967296 THEN value + 4294967296 - prev
-                        WHEN prev >= 9223372036854775808 THEN value + 18446744073709551616 - prev
-                   END AS delta
+                   counter_delta(value, prev, series_max) AS delta  -- views.sql's macro
             FROM d WHERE prev IS NOT NULL AND ts > prev_ts AND ts >= $t0
         ), q AS (
             SELECT device, ifname, counter, qualifier, {group} AS ts,
