@@ -82,22 +82,18 @@ def parse_common_shapes_of(files: list[Snapshot], qualifier: Callable[[str], str
     shape = _shapes(df, body)
     ethtool = shape.filter(pl.col("ethtool"))["f"]
     rdma = shape.filter(~pl.col("ethtool"))["f"]
-    rows, records = [], []
+    nics = [files[k].src.nic_hint or "" for k in which]
+    got = []  # (rows, records per file) of each shape
     if ethtool.len():
-        got = _ethtool(df.filter(pl.col("f").is_in(ethtool.implode())),
-                       body.filter(pl.col("f").is_in(ethtool.implode())),
-                       [files[which[f]].src.nic_hint or "" for f in range(len(texts))])
-        rows.append(got[0])
-        records.append(got[1])
+        mine = pl.col("f").is_in(ethtool.implode())
+        got.append(_ethtool(df.filter(mine), body.filter(mine), nics))
     if rdma.len():
-        got = _rdma(body.filter(pl.col("f").is_in(rdma.implode())))
-        rows.append(got[0])
-        records.append(got[1])
-    if not rows:
+        got.append(_rdma(body.filter(pl.col("f").is_in(rdma.implode()))))
+    if not got:
         return taken
-    counts = dict(pl.concat(records).iter_rows())
-    frames = _named(pl.concat(rows).sort("f", maintain_order=True),
-                    [files[k] for k in which], qualifier)
+    counts = dict(pl.concat([records for _, records in got]).iter_rows())
+    frames = _named(pl.concat([rows for rows, _ in got]), [files[k] for k in which], qualifier)
+    # a file's rows stay in line order within its part
     for (f,), frame in frames.partition_by("f", as_dict=True, maintain_order=True,
                                            include_key=False).items():
         snap = files[which[f]]

@@ -162,6 +162,11 @@ def parse_file(parser, src: SourceFile, sha: str, addresses: dict, ifmaps: dict,
         run_parser(parser, src, sink)
     except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
         return ParsedFile(src.rel, sha, "failed", reason=f"{src.rel}: {exc}")
+    return _accounted(out, sink)
+
+
+def _accounted(out: ParsedFile, sink: Sink) -> ParsedFile:
+    """`out` with the accounting of the (closed) sink its batches came from."""
     out.loaded, out.rejected, out.rows = sink.loaded, sink.rejected, dict(sink.rows)
     out.first_reject = sink.first_reject
     return out
@@ -235,8 +240,7 @@ def parse_common(parser, tasks: list[Task]) -> list[ParsedFile | None]:
         for (_, sink), parsed, took in zip(files, out, taken, strict=True):
             if took:
                 sink.close()
-                parsed.loaded, parsed.rejected = sink.loaded, sink.rejected
-                parsed.rows, parsed.first_reject = dict(sink.rows), sink.first_reject
+                _accounted(parsed, sink)
     except Exception:  # noqa: BLE001 - every file read alone instead, each error its own
         return [None] * len(tasks)
     return [parsed if took else None for parsed, took in zip(out, taken, strict=True)]
