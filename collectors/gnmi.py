@@ -1503,6 +1503,9 @@ def _starts_like_gnmic(head: str) -> bool:
 class _GnmicParser:
     family = FAMILY
     priority = 50
+    # its per-record work is Python (orjson, plans, floats): a big file is parsed in a child
+    # process, so that it does not take turns for the GIL with the inserts (parse_child)
+    python_bound = True
 
     def __init__(self, vectorized: bool = True) -> None:
         self.vectorized = vectorized  # False: every line through the one-by-one reader (tests)

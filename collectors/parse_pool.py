@@ -89,16 +89,25 @@ class Packed:
         return pl.read_ipc(io.BytesIO(self.ipc))
 
 
+def packed(buf: object) -> object:
+    """A batch as it travels: a big frame `Packed`, anything else as it is."""
+    return Packed.of(buf) if isinstance(buf, pl.DataFrame) and buf.height >= IPC_MIN_ROWS else buf
+
+
+def unpack_batch(buf: object) -> object:
+    """A batch as it arrived, its frame read back if it was `Packed`."""
+    return buf.frame() if isinstance(buf, Packed) else buf
+
+
 def pack(parsed: ParsedFile) -> ParsedFile:
     """`parsed` with its big frames as `Packed` (in the worker, before it is sent)."""
-    parsed.batches = [(t, Packed.of(b) if isinstance(b, pl.DataFrame) and b.height >= IPC_MIN_ROWS
-                       else b) for t, b in parsed.batches]
+    parsed.batches = [(t, packed(b)) for t, b in parsed.batches]
     return parsed
 
 
 def unpack(parsed: ParsedFile) -> ParsedFile:
     """`parsed` with its `Packed` frames read back (in the store's process)."""
-    parsed.batches = [(t, b.frame() if isinstance(b, Packed) else b) for t, b in parsed.batches]
+    parsed.batches = [(t, unpack_batch(b)) for t, b in parsed.batches]
     return parsed
 
 
@@ -132,10 +141,10 @@ def _init(maps_path: str, parent: int) -> None:
     global _MAPS_PATH, _PARSERS
     _MAPS_PATH = maps_path
     _PARSERS = {p.name: p for p in parsers()}
-    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    threading.Thread(target=watch_parent, args=(parent,), daemon=True).start()
 
 
-def _watch_parent(parent: int) -> None:
+def watch_parent(parent: int) -> None:
     """Exit when the ingesting process is gone (killed, so it could not shut the pool down): a
     worker would otherwise wait for jobs for ever, holding the files it inherited."""
     while os.getppid() == parent:
@@ -213,15 +222,25 @@ def parse_tasks(tasks: list[Task]) -> list[ParsedFile]:
 
 def _keeper(out: ParsedFile, family: str, convert: bool) -> Callable[[str, object], None]:
     """A Sink's flush that keeps the batches in `out`, converted as the store would."""
-    from collectors.store import frame_of  # the store's own conversion, so rows are identical
+    as_kept = keep_as(family, convert)
 
     def keep(table: str, buf) -> None:
-        if table == "rejects" or (table == "samples" and not convert):
-            out.batches.append((table, buf))
-        else:
-            out.batches.append((table, frame_of(table, buf, family)))
+        out.batches.append((table, as_kept(table, buf)))
 
     return keep
+
+
+def keep_as(family: str, convert: bool) -> Callable[[str, object], object]:
+    """A Sink batch as a worker keeps it: converted as the store would (`frame_of`), except
+    rejects, and samples when `convert` is False (`convert_samples` does them later)."""
+    from collectors.store import frame_of  # the store's own conversion, so rows are identical
+
+    def as_kept(table: str, buf) -> object:
+        if table == "rejects" or (table == "samples" and not convert):
+            return buf
+        return frame_of(table, buf, family)
+
+    return as_kept
 
 
 def parse_common(parser, tasks: list[Task]) -> list[ParsedFile | None]:
