@@ -221,14 +221,16 @@ class Store:
     def _flush_pending(self) -> None:
         """Insert the deferred batches, one statement per table, and their files' rows."""
         pending, self._pending, self._pending_rows = self._pending, {}, 0
-        for (table, family), parts in pending.items():
+        for key in list(pending):
+            table, family = key
+            parts = pending.pop(key)
             # one chunk: DuckDB writes it as full row groups (122,880 rows). Chunks scanned in
             # parallel each leave a part-filled row group, which the checkpoint at close merges
             # again (0.8 s of a 5M-sample file)
-            frames = [f for f, _ in parts]
             ids = np.repeat(np.array([i for _, i in parts], dtype=np.int32),
-                            [f.height for f in frames])
-            frame = pl.concat(frames, how="vertical_relaxed", rechunk=True)
+                            [f.height for f, _ in parts])
+            frame = pl.concat([f for f, _ in parts], how="vertical_relaxed", rechunk=True)
+            del parts  # only the one chunk is held while it is inserted
             self._insert_frame(table, family, frame.with_columns(
                 pl.Series("file_id", ids, dtype=pl.Int32)))
         files, self._pending_files = self._pending_files, []
