@@ -128,8 +128,10 @@ def ingest_bundle(
     one).
 
     Files are parsed by `workers` processes (default: `parse_pool.default_workers()`, the
-    machine's cores; 1 parses in this process) when the bundle has enough of them; the result,
-    file ids included, is the same either way.
+    machine's cores; 1 parses in this process) when the bundle has enough of them, and a big
+    gnmic file by a child process (`parse_child`) when `workers` > 1; the result, file ids
+    included, is the same either way. Processes are spawned: a script calling this needs the
+    `if __name__ == "__main__":` guard, or `workers=1`.
     """
     root = Path(bundle)
     if not root.exists():
