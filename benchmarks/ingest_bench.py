@@ -274,8 +274,8 @@ def main() -> None:
             with open(path, "rb") as src, gzip.open(gz, "wb", compresslevel=1) as dst:
                 dst.write(src.read())
             cases.append((name + " (gzip)", gz, n, f"CREATE TABLE t AS SELECT * FROM "
-                          f"{'read_json' if 'json' in name else 'read_csv'}('{gz}'"
-                          + (", format='newline_delimited')" if "json" in name else
+                          f"{'read_json' if 'json' in name.lower() else 'read_csv'}('{gz}'"
+                          + (", format='newline_delimited')" if "json" in name.lower() else
                              f", {PROM_CSV})")))
     print(f"{'input':<26}{'samples':>11}{'ours s':>9}{'ours/s':>12}{'peak MB':>9}"
           f"{'duckdb s':>10}{'rows/s':>12}{'ratio':>7}{'copy s':>8}")
