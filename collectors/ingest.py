@@ -268,8 +268,9 @@ def _ingest_parsed_here(store: Store, p: _Planned, sha: str | Future[str],
     assert p.parser is not None
     try:
         if wants_child(p.parser, p.size, workers):
-            # one DuckDB thread meanwhile: the child needs the other core (5.0-5.2 s against
-            # 5.4-5.6 for a 5.1M-sample gnmic file), and one writer fills whole row groups
+            # one DuckDB thread meanwhile: the child needs the other core (4.96-5.21 s against
+            # 5.40-5.63 with two, three alternations on a 5.1M-sample gnmic file), and one
+            # writer fills whole row groups (its 5.1M rows inserted alone: 42 MB of store, not 68)
             with duckdb_setting(store.con, "threads", "1"), \
                     parse_in_child(p.parser, p.src, "", *store.lookup_maps()) as parsed:
                 return store.ingest_file(p.parser, p.src, sha, bundle, group=True,
