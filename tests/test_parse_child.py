@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import shutil
 import signal
 import time
 from contextlib import contextmanager
@@ -18,11 +19,13 @@ import collectors.ingest as ingest_module
 import collectors.parse_child as pc
 from collectors.ingest import ingest_bundle
 from collectors.parse_child import parse_in_child, wants_child
+from collectors.parse_pool import POOL_MIN_FILES
 from collectors.registry import parsers
 from collectors.source import SourceFile
 from collectors.store import Store
 
 GNMIC_EVENT = next(p for p in parsers() if p.name == "gnmic_event")
+TWO_FAULTS = Path(__file__).resolve().parent.parent / "sample_traces" / "two_faults"
 T0 = 1_700_000_000_000_000_000
 
 
@@ -69,17 +72,24 @@ def _ingest(bundle: Path, db: Path, workers: int) -> tuple[list, dict]:
         return files, {t: table_digest(store.con, t) for t in TABLES}
 
 
-def test_a_file_parsed_in_a_child_loads_what_a_thread_loads(bundle, tmp_path, monkeypatch):
-    monkeypatch.setattr(pc, "CHILD_MIN_BYTES", 0)
-    children = []
+@pytest.fixture
+def children(monkeypatch) -> list[str]:
+    """The files ingest parses in a child, as it starts them."""
+    started: list[str] = []
 
     @contextmanager
     def counted(*args):
         with parse_in_child(*args) as parsed:
-            children.append(args[1].rel)
+            started.append(args[1].rel)
             yield parsed
 
     monkeypatch.setattr(ingest_module, "parse_in_child", counted)
+    return started
+
+
+def test_a_file_parsed_in_a_child_loads_what_a_thread_loads(bundle, tmp_path, monkeypatch,
+                                                              children):
+    monkeypatch.setattr(pc, "CHILD_MIN_BYTES", 0)
     path = bundle / "gnmi" / "leaf-07.event.jsonl"
     assert wants_child(GNMIC_EVENT, path.stat().st_size, workers=2)
     assert not wants_child(GNMIC_EVENT, path.stat().st_size, workers=1)
@@ -146,3 +156,22 @@ def test_leaving_early_stops_the_child(bundle):
     while _child_pids() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _child_pids()
+
+
+def test_a_child_beside_the_pool_keeps_the_serial_store(bundle, tmp_path, monkeypatch,
+                                                        children):
+    # a bundle big enough for the pool, whose gnmic file goes to a child: file ids and every
+    # table as one process would write them
+    root = tmp_path / "b"
+    shutil.copytree(TWO_FAULTS, root)
+    shutil.copy(bundle / "gnmi" / "leaf-07.event.jsonl", root / "gnmi" / "leaf-07.event.jsonl")
+    size = (root / "gnmi" / "leaf-07.event.jsonl").stat().st_size
+    monkeypatch.setattr(ingest_module, "POOL_MAX_BYTES", size)  # the pool leaves it here
+    monkeypatch.setattr(pc, "CHILD_MIN_BYTES", size)
+    serial, serial_rows = _ingest(root, tmp_path / "one.duckdb", workers=1)
+    assert children == []
+    pooled, pooled_rows = _ingest(root, tmp_path / "two.duckdb", workers=2)
+    assert children == ["gnmi/leaf-07.event.jsonl"]
+    assert sum(1 for p in root.rglob("*") if p.is_file()) >= POOL_MIN_FILES
+    assert pooled_rows == serial_rows
+    assert pooled == serial
