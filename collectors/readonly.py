@@ -4,6 +4,7 @@ the TUI starts without importing it)."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import duckdb
@@ -11,6 +12,36 @@ import duckdb
 
 class StoreError(RuntimeError):
     """A store that cannot be used as it is."""
+
+
+_LOCKED = re.compile(r"Conflicting lock is held in (.*?) \(PID (\d+)\)")
+
+
+def connect(path: str | Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """`duckdb.connect` of a store file; one DuckDB cannot open (held by another process, not a
+    DuckDB file, unreadable) is a StoreError of one line instead of a traceback."""
+    try:
+        return duckdb.connect(str(path), read_only=read_only)
+    except duckdb.Error as exc:
+        raise StoreError(describe_store_error(path, exc)) from exc
+
+
+def describe_store_error(path: str | Path, exc: BaseException) -> str:
+    """DuckDB's error about the store at `path` as one line that says what to do."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    text = text.removeprefix("IO Error: ")
+    locked = _LOCKED.search(text)
+    if locked:
+        return (f"{path}: in use by another process (PID {locked.group(2)}, "
+                f"{Path(locked.group(1)).name}); close it (a `fabtwin tui`, another ingest or "
+                "replay) and try again")
+    if "No space left on device" in text:
+        return (f"{path}: DuckDB ran out of disk ({text}); free space where it writes: the "
+                "store's directory and its `.tmp` spill directory")
+    if isinstance(exc, duckdb.OutOfMemoryException):
+        return (f"{path}: DuckDB ran out of memory ({text}); raise FABTWIN_ANALYSIS_MEMORY "
+                "(replay, investigate) or FABTWIN_DUCKDB_MEMORY (ingest, sql)")
+    return text if str(path) in text else f"{path}: {text}"
 
 
 def open_readonly(path: str | Path) -> duckdb.DuckDBPyConnection:
@@ -26,7 +57,7 @@ def open_readonly(path: str | Path) -> duckdb.DuckDBPyConnection:
         from collectors.lake import open_lake  # the lake builds on this module
 
         return open_lake(path)
-    con = duckdb.connect(str(path), read_only=True)
+    con = connect(path, read_only=True)
     # fences first, then the lock, so no query can lift them; a memory limit makes a big query
     # spill to disk rather than take the machine (FABTWIN_DUCKDB_MEMORY, default 2GB for reads)
     con.execute("SET memory_limit = ?", [os.environ.get("FABTWIN_DUCKDB_MEMORY", "2GB")])

@@ -26,7 +26,7 @@ import duckdb
 import numpy as np
 import polars as pl
 
-from collectors.readonly import StoreError, open_readonly  # noqa: F401 - re-exported
+from collectors.readonly import StoreError, connect, open_readonly  # noqa: F401 - re-exported
 from collectors.schema import canonical_counters, counter_map
 from collectors.source import Parser, Sink, SourceFile, run_parser
 
@@ -113,7 +113,7 @@ class Store:
         limit here (`FABTWIN_DUCKDB_MEMORY`, default 512MB) keeps ingest's memory flat whatever
         the bundle's size. Bigger queries spill to disk.
         """
-        con = duckdb.connect(str(path))
+        con = connect(path) if str(path) != ":memory:" else duckdb.connect(":memory:")
         con.execute("SET enable_progress_bar = false")  # it would print into our stdout
         limit = memory_limit or os.environ.get("FABTWIN_DUCKDB_MEMORY", "512MB")
         if not re.fullmatch(r"\d+(\.\d+)?\s*[KMGT]i?B", limit):

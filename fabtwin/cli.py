@@ -28,6 +28,22 @@ DEFAULT_DB = os.environ.get("FABTWIN_DB", "fabtwin.duckdb")
 err = Console(stderr=True)
 
 
+def resource_errors() -> tuple[type[Exception], ...]:
+    """DuckDB failing for want of disk or memory mid-query, or on a file it cannot write: the
+    commands print them as one line naming the store and what to change (imported only when
+    one is raised: `fabtwin --help` does not load DuckDB)."""
+    import duckdb
+
+    return (duckdb.IOException, duckdb.OutOfMemoryException)
+
+
+def store_failure(db: str, exc: BaseException) -> None:
+    """`fail` with DuckDB's error about the store at `db`, as one actionable line."""
+    from collectors.readonly import describe_store_error
+
+    fail(describe_store_error(db, exc))
+
+
 def fail(message: str, code: int = 2) -> None:
     """Print a one-line error and exit with `code`."""
     click.echo(f"fabtwin: error: {message}", err=True)
@@ -73,6 +89,8 @@ def ingest(bundle: Path, db: str, as_json: bool, strict: bool, quiet: bool,
             summary.totals = lake_totals(db)
     except (BundleError, StoreError) as exc:
         fail(str(exc))
+    except resource_errors() as exc:
+        store_failure(db, exc)
     if as_json:
         click.echo(json.dumps(summary.as_json(), indent=2))
     else:
@@ -271,6 +289,8 @@ def replay(db: str, t_from, t_to, window_s, routing: str, chunk_windows: int | N
                                                      **parallel)
     except (ExecutorError, StoreError) as exc:
         fail(str(exc))
+    except resource_errors() as exc:
+        store_failure(db, exc)
     if as_json:
         out = {k: (v.isoformat() if isinstance(v, datetime) else v)
                for k, v in asdict(summary).items()}
@@ -302,6 +322,8 @@ def investigate(bundle: Path, db: str, t_from, t_to, window_s, as_json: bool) ->
         result = run_investigation(bundle, db, t_from, t_to, window_s)
     except (BundleError, StoreError) as exc:
         fail(str(exc))
+    except resource_errors() as exc:
+        store_failure(db, exc)
     if as_json:
         click.echo(json.dumps(result, indent=2, default=str))
         return

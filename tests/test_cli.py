@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
+import duckdb
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
@@ -109,3 +112,67 @@ def test_sql_error_is_one_line(db):
 def test_sql_on_missing_store_says_how_to_make_one(tmp_path):
     out = CliRunner().invoke(main, ["sql", "SELECT 1", "--db", str(tmp_path / "none.duckdb")])
     assert out.exit_code == 2 and "fabtwin ingest" in out.output
+
+
+HOLD_LOCK = """
+import sys, time, duckdb
+con = duckdb.connect(sys.argv[1])
+print("held", flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.fixture
+def locked(db):
+    """The store, held open for writing by another process (as a second ingest would be)."""
+    path, _ = db
+    proc = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(path)], stdout=subprocess.PIPE,
+                            text=True)
+    try:
+        assert proc.stdout.readline().strip() == "held"
+        yield path, proc.pid
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.parametrize("args", [["ingest", "BUNDLE"], ["sql", "SELECT 1"], ["replay"],
+                                  ["investigate", "BUNDLE"]])
+def test_a_store_in_use_is_one_line_naming_the_process(locked, tmp_path, args):
+    path, pid = locked
+    args = [str(tmp_path / "b") if a == "BUNDLE" else a for a in args]
+    out = CliRunner().invoke(main, [*args, "--db", str(path)])
+    assert out.exit_code == 2, out.output
+    assert out.output.count("\n") == 1, out.output
+    assert out.output.startswith(f"fabtwin: error: {path}: in use by another process (PID {pid}")
+
+
+@pytest.mark.parametrize("command", ["ingest", "sql"])
+def test_a_file_that_is_not_a_store_is_one_line(tmp_path, write, command):
+    notes = write("notes.txt", "not a database\n")
+    args = ["ingest", str(tmp_path / "b")] if command == "ingest" else ["sql", "SELECT 1"]
+    write("b/c.csv", f"ts,device,ifname,counter,value\n{T0},leaf-1,swp1,rx_bytes,1\n")
+    out = CliRunner().invoke(main, [*args, "--db", str(notes)])
+    assert out.exit_code == 2, out.output
+    assert out.output.count("\n") == 1
+    assert "not a valid DuckDB database file" in out.output
+
+
+@pytest.mark.parametrize(("error", "says"), [
+    (duckdb.IOException('IO Error: Could not write file "s.duckdb.tmp/duckdb_temp_1.tmp": No '
+                        "space left on device"), "ran out of disk"),
+    (duckdb.OutOfMemoryException("Out of Memory Error: could not allocate block of size 256.0 "
+                                 "KiB (4.0 GiB/4.0 GiB used)"), "FABTWIN_ANALYSIS_MEMORY")])
+def test_running_out_of_disk_or_memory_is_one_line_saying_what_to_change(db, monkeypatch, error,
+                                                                        says):
+    import replay.investigate
+
+    def out_of_room(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(replay.investigate, "investigate", out_of_room)
+    path, _ = db
+    out = CliRunner().invoke(main, ["investigate", str(path.parent / "b"), "--db", str(path)])
+    assert out.exit_code == 2, out.output
+    assert out.output.count("\n") == 1
+    assert out.output.startswith(f"fabtwin: error: {path}: DuckDB ran out of") and says in out.output

@@ -30,7 +30,7 @@ def tui(bundle: Path | None, db: str) -> None:
         click.echo(f"ingesting and diagnosing {bundle} into {db}...", err=True)
         try:
             prepare_bundle(bundle, db)
-        except BundleError as exc:
+        except (BundleError, StoreError) as exc:
             _fail(str(exc))
     if not Path(db).exists():
         _fail(f"{db}: no such store (give a BUNDLE, or run `fabtwin ingest BUNDLE --db {db}`)")
