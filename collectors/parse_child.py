@@ -8,9 +8,9 @@ child never waits for an insert), converts the samples (`frame_of`) and inserts 
 file's transaction (`Store.ingest_file(parsed=...)`) with one DuckDB thread (the other core is
 the child's).
 
-A 5.1M-sample gnmic event file, `ingest_bundle` alone: 6.0 s with the parser on a thread,
-4.4-4.6 s streamed from a child (5.8-5.9 and 4.4-4.6 in three alternations). Parsers whose work is already polars (Prometheus) gain
-nothing, and lose the trip through the pipe: they stay on the thread.
+A 5.1M-sample gnmic event file, `ingest_bundle` alone, three alternations: 5.83-5.93 s with the
+parser on a thread, 4.44-4.59 s streamed from a child. Parsers whose work is already polars
+(Prometheus) gain nothing, and lose the trip through the pipe: they stay on the thread.
 
 All or nothing as before: the accounting (records read, loaded, rejected) arrives after the
 last batch, and a child that fails (an exception, or killed) makes the file fail with its
@@ -25,13 +25,12 @@ import queue
 import threading
 import traceback
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from multiprocessing import get_context
 from multiprocessing.connection import Connection
 from typing import Any
 
 from collectors.parse_pool import ParsedFile, keep_as, packed, unpack_batch, watch_parent
-from collectors.registry import parsers
 from collectors.source import Sink, SourceFile, run_parser
 
 # a file at least this big is parsed in a child when its parser is `python_bound` (smaller
@@ -45,13 +44,12 @@ def wants_child(parser: Any, size: int, workers: int) -> bool:
     return workers > 1 and getattr(parser, "python_bound", False) and size >= CHILD_MIN_BYTES
 
 
-def _child_main(conn: Connection, parser_name: str, src: SourceFile, addresses: dict,
+def _child_main(conn: Connection, parser: Any, src: SourceFile, addresses: dict,
                 ifmaps: dict, parent: int) -> None:
     """The child: parse `src`, send ("batch", table, buf) per flush, then ("done", accounting)
     or ("error", exception)."""
     threading.Thread(target=watch_parent, args=(parent,), daemon=True).start()
     try:
-        parser = {p.name: p for p in parsers()}[parser_name]
         # samples go as the parser gave them: the store converts them (`frame_of`) as it
         # inserts, on the core the child leaves it (4.3-4.5 s against 4.7-4.8 when the child
         # converted them, for a 5.1M-sample gnmic file)
@@ -72,13 +70,11 @@ def _child_main(conn: Connection, parser_name: str, src: SourceFile, addresses: 
 def _send_error(conn: Connection, exc: BaseException) -> None:
     """Send `exc` to the parent (its text, if it does not pickle); nothing if the parent is
     gone (the pipe is closed: nobody is left to tell)."""
-    try:
+    with suppress(OSError):
         try:
             conn.send(("error", exc))
         except (pickle.PicklingError, TypeError, AttributeError):
             conn.send(("error", RuntimeError("".join(traceback.format_exception(exc)))))
-    except OSError:
-        pass
 
 
 @contextmanager
@@ -90,7 +86,7 @@ def parse_in_child(parser: Any, src: SourceFile, sha: str, addresses: dict,
     ctx = get_context("spawn")  # not fork: this process holds DuckDB's and polars' threads
     recv, send = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child_main, name=f"fabtwin-parse {src.rel}", daemon=True,
-                       args=(send, parser.name, src, addresses, ifmaps, os.getpid()))
+                       args=(send, parser, src, addresses, ifmaps, os.getpid()))
     proc.start()
     send.close()
     inbox: queue.Queue = queue.Queue(maxsize=QUEUE_BATCHES)

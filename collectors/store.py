@@ -113,7 +113,7 @@ class Store:
         limit here (`FABTWIN_DUCKDB_MEMORY`, default 512MB) keeps ingest's memory flat whatever
         the bundle's size. Bigger queries spill to disk.
         """
-        con = connect(path) if str(path) != ":memory:" else duckdb.connect(":memory:")
+        con = connect(path)
         con.execute("SET enable_progress_bar = false")  # it would print into our stdout
         limit = memory_limit or os.environ.get("FABTWIN_DUCKDB_MEMORY", "512MB")
         if not re.fullmatch(r"\d+(\.\d+)?\s*[KMGT]i?B", limit):
