@@ -1,15 +1,24 @@
 """Scenario, generate and sweep files are checked against a schema (issue 19), and each fault
-kind is declared once, in twin/faults.py (issue 20)."""
+kind is declared once, in twin/faults.py, with a detector and a style keyed by it (issue 20)."""
 
 from __future__ import annotations
 
+import csv
 import math
+import os
+import subprocess
+import sys
 
 import pytest
 from click.testing import CliRunner
 from conftest import REPO
 
 from fabtwin.cli import main
+from fabtwin.report.data import SIGNAL
+from fabtwin.tui.data import KIND_COUNTER, RATE_COUNTERS
+from fabtwin.tui.screens.events import FAULT_STYLES, LANE_STYLES
+from replay.detectors import DETECTOR_OF, DETECTORS
+from replay.stored import Incident, StoredIncident
 from twin.faults import FAULT_KINDS, KINDS, inject
 from twin.generate import parse_faults
 from twin.scenario import ScenarioError, from_document, load, read_document
@@ -166,6 +175,19 @@ def test_line_of_follows_arrays_of_tables_dotted_and_quoted_keys():
 
 # -- issue 20: one declaration per fault kind ---------------------------------------------
 
+def test_every_kind_has_a_detector_a_style_and_a_signal():
+    assert set(DETECTOR_OF) == set(FAULT_KINDS) and set(DETECTORS) == set(DETECTOR_OF.values())
+    assert set(FAULT_STYLES) == set(FAULT_KINDS) and all(LANE_STYLES[k] for k in FAULT_KINDS)
+    canonical = {r["canonical"] for r in csv.DictReader((REPO / "collectors/data/canonical_counters.csv").open())}
+    for kind in KINDS.values():
+        assert kind.params.__struct_config__.tag == kind.name
+        assert kind.root_type in ("link", "port", "device")
+        assert kind.signal in canonical
+        assert KIND_COUNTER[kind.name] in RATE_COUNTERS
+    assert KIND_COUNTER["pfc_storm"] == "tx_pause_per_s" and KIND_COUNTER["link_degraded"] == "errors_per_s"
+    assert SIGNAL["congestion"][0] == "ecn_marked_per_s" and "link_down" not in SIGNAL
+
+
 FAULT_OF = {"link_down": 'link = "leaf-p0-01:swp5--spine-p0-01:swp1"',
             "link_flap": 'link = "leaf-p0-01:swp5--spine-p0-01:swp1"',
             "link_degraded": 'link = "leaf-p0-01:swp5--spine-p0-01:swp1"\nloss = 1e-3',
@@ -196,3 +218,17 @@ def test_a_what_if_runs_the_generator_only_kinds_too(tmp_path):
                                             'senders = 4\nduration_ms = 1\n')
     healthy, incast = (run(load(tmp_path / f)).as_json() for f in ("a.toml", "b.toml"))
     assert incast["flows"]["count"] == healthy["flows"]["count"] + 4
+
+
+def test_detectors_and_the_store_share_one_incident_type():
+    assert StoredIncident is Incident
+    inc = Incident("link_flap", "link", "a:x--b:y", None, None, 0.9, "s", rank=3)
+    assert inc.as_json()["rank"] == 3 and inc.as_json(1)["rank"] == 1 and inc.ports() == ["a:x", "b:y"]
+
+
+def test_the_declarations_leave_the_engine_unimported():
+    # the TUI and replay read twin.faults: the engine (numpy, scipy, networkx) is for injecting
+    code = "import sys, twin.faults; print(sorted({'numpy', 'twin.engine'} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert out.stdout.strip() == "[]"
