@@ -14,9 +14,10 @@ load_imbalance reads the twin's expected-versus-observed residuals when a replay
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import duckdb
+
+from replay.stored import Incident
+from replay.stored import iso as _iso
 
 ERRORS_PER_S = 10.0  # FCS/symbol errors per second that count as a degraded link
 ECN_PER_S = 1000.0  # ECN-marked packets per second at an egress port that count as congestion
@@ -30,29 +31,6 @@ RESIDUAL_CV = 0.04  # ... of its uplinks' observed/expected ratios (adaptive rou
 HOSTS = """(SELECT host AS device FROM job_hosts UNION SELECT host FROM ifmap
     UNION SELECT DISTINCT device FROM samples
     WHERE file_id IN (SELECT file_id FROM files WHERE family = 'nic'))"""
-
-
-@dataclass
-class Incident:
-    kind: str
-    root_type: str
-    root_id: str
-    start: object  # datetime
-    end: object
-    score: float
-    summary: str
-    evidence: list[dict] = field(default_factory=list)
-    impact: dict = field(default_factory=dict)
-
-    def as_json(self, rank: int) -> dict:
-        return {"rank": rank, "kind": self.kind,
-                "root_cause": {"type": self.root_type, "id": self.root_id},
-                "start": _iso(self.start), "end": _iso(self.end), "score": round(self.score, 3),
-                "summary": self.summary, "evidence": self.evidence, "impact": self.impact}
-
-
-def _iso(t) -> str | None:
-    return None if t is None else t.isoformat(timespec="milliseconds") + "Z"
 
 
 def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: list | None = None) -> list[dict]:
@@ -312,5 +290,9 @@ _IMBALANCE_FROM_RATES = f"""
     FROM quiet GROUP BY device"""
 
 
-DETECTORS = (find_link_failures, find_degraded_links, find_pfc_storms, find_congestion,
-             find_load_imbalance)
+# the detector of each fault kind of twin.faults.KINDS (one detector may find several kinds;
+# tests/test_scenario_schema.py checks that every kind has one)
+DETECTOR_OF = {"link_down": find_link_failures, "link_flap": find_link_failures,
+               "link_degraded": find_degraded_links, "pfc_storm": find_pfc_storms,
+               "congestion": find_congestion, "load_imbalance": find_load_imbalance}
+DETECTORS = tuple(dict.fromkeys(DETECTOR_OF.values()))  # each once, in the order above

@@ -38,6 +38,8 @@ def diagnose(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
     if t_to is not None:
         incidents = [i for i in incidents if i.start is None or i.start <= t_to]
     incidents.sort(key=lambda i: (-i.score, str(i.start), i.root_id))
+    for rank, inc in enumerate(incidents, 1):
+        inc.rank = rank
     add_impact(con, incidents)
     return incidents
 

@@ -14,10 +14,10 @@ import duckdb
 
 
 @dataclass
-class StoredIncident:
-    """One ranked incident (design section 8's fields); `evidence` when it was read too."""
+class Incident:
+    """One incident (design section 7's fields): what a detector finds, what the store keeps.
+    `rank` is its place once ranked (0 before); `evidence` is empty when it was not read."""
 
-    rank: int
     kind: str
     root_type: str
     root_id: str
@@ -27,6 +27,14 @@ class StoredIncident:
     summary: str
     evidence: list[dict] = field(default_factory=list)
     impact: dict = field(default_factory=dict)
+    rank: int = 0
+
+    def as_json(self, rank: int | None = None) -> dict:
+        """The incident as `investigate --json` prints it (design section 8)."""
+        return {"rank": self.rank if rank is None else rank, "kind": self.kind,
+                "root_cause": {"type": self.root_type, "id": self.root_id},
+                "start": iso(self.start), "end": iso(self.end), "score": round(self.score, 3),
+                "summary": self.summary, "evidence": self.evidence, "impact": self.impact}
 
     def ports(self) -> list[str]:
         """The port ids the root cause names (both ends of a link, the port itself)."""
@@ -37,7 +45,15 @@ class StoredIncident:
         return []
 
 
-def load_incidents(con: duckdb.DuckDBPyConnection, evidence: bool = True) -> list[StoredIncident]:
+StoredIncident = Incident  # its name before detectors and the store shared one type
+
+
+def iso(t: datetime | None) -> str | None:
+    """A timestamp as the JSON contract writes it: ISO-8601 to the millisecond, `Z`."""
+    return None if t is None else t.isoformat(timespec="milliseconds") + "Z"
+
+
+def load_incidents(con: duckdb.DuckDBPyConnection, evidence: bool = True) -> list[Incident]:
     """The stored incidents, rank 1 first, with their evidence unless `evidence=False`."""
     rows = con.execute(f"""
         SELECT i.rank, kind, root_type, root_id, start, "end", score, summary, impact,
@@ -45,8 +61,8 @@ def load_incidents(con: duckdb.DuckDBPyConnection, evidence: bool = True) -> lis
                 if evidence else "NULL"}
         FROM incidents i {"LEFT JOIN incident_evidence e USING (rank)" if evidence else ""}
         GROUP BY ALL ORDER BY i.rank""").fetchall()
-    return [StoredIncident(r[0], r[1], r[2], r[3], r[4], r[5], r[6] or 0.0, r[7] or "",
-                           [parse_json(e) for e in r[9] or []], parse_json(r[8]) or {})
+    return [Incident(r[1], r[2], r[3], r[4], r[5], r[6] or 0.0, r[7] or "",
+                     [parse_json(e) for e in r[9] or []], parse_json(r[8]) or {}, rank=r[0])
             for r in rows]
 
 

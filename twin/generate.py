@@ -8,7 +8,7 @@ start = "2026-11-30T03:00:00Z"
 duration_s = 600
 sample_s = 10
 
-[[faults]]   # kinds of design section 7
+[[faults]]   # kinds of design section 7; every kind and its keys: twin/faults.py
 kind = "link_flap"          # link_down | link_flap | link_degraded | congestion | pfc_storm | load_imbalance
 link = "leaf-p0-03:swp33--spine-p0-02:swp3"   # link faults
 at_s = 300
@@ -33,7 +33,7 @@ import gzip
 import io
 import json
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -45,31 +45,17 @@ from collectors.nic import write_ethtool_snapshots, write_rdma_statistic
 from collectors.prom import write_exposition
 from collectors.slurm import Job, write_sacct_pipe
 from collectors.syslog import LogEvent, write_syslog
-from collectors.timeparse import ns_to_iso, parse_iso
-from twin.engine import LinkChange, Storm, Transfers, simulate
+from collectors.timeparse import TimeError, ns_to_iso, parse_iso
+from twin.engine import Transfers, simulate
+from twin.faults import FAULT_KINDS, Fault, FaultParams, inject  # noqa: F401 - FAULT_KINDS: its old home
 from twin.queueing import QueueConfig
 from twin.routing import FabricState
-from twin.scenario import Scenario, ScenarioError, from_dict, read_toml
+from twin.scenario import Scenario, from_document, read_document
+from twin.schema import Source
 from twin.telemetry import port_series
 from twin.topology import Fabric, build
 
 NS = 1_000_000_000
-FAULT_KINDS = ("link_down", "link_flap", "link_degraded", "congestion", "pfc_storm", "load_imbalance")
-
-
-@dataclass
-class Fault:
-    kind: str
-    root_type: str
-    root_id: str
-    start_s: float
-    end_s: float
-    changes: list[LinkChange] = field(default_factory=list)
-    storms: list[Storm] = field(default_factory=list)
-    extra_traffic: Transfers | None = None
-    ecmp_leaf: int | None = None
-    downs: list[tuple[float, float]] = field(default_factory=list)  # link down intervals
-    victims: list[str] = field(default_factory=list)
 
 
 def write_gz(path: Path, text: str) -> None:
@@ -84,71 +70,9 @@ def write_text(path: Path, text: str) -> None:
     path.write_text(text)
 
 
-def parse_faults(fabric: Fabric, raw: list[dict], where: str) -> list[Fault]:
-    """Faults of the scenario, with what each does to the twin."""
-    ids = {fabric.link_id(c): c for c in range(fabric.n_cables)}
-    names = {n: i for i, n in enumerate(fabric.node_name)}
-    out = []
-    for i, ft in enumerate(raw):
-        here = f"{where}faults[{i}]"
-        kind = ft.get("kind")
-        if kind not in FAULT_KINDS:
-            raise ScenarioError(f"{here}: kind must be one of {', '.join(FAULT_KINDS)}, not {kind!r}")
-        at = float(ft.get("at_s", 0))
-        dur = float(ft.get("duration_s", 60))
-        if kind.startswith("link_"):
-            link = ft.get("link")
-            if link not in ids:
-                raise ScenarioError(f"{here}: no link {link!r} in this fabric")
-            c = ids[link]
-            f = Fault(kind, "link", link, at, at + dur)
-            full = float(fabric.cable_gbps[c])
-            if kind == "link_degraded":
-                f.changes = [LinkChange(at, c, float(ft.get("speed_gbps", full)), float(ft.get("loss", 0.0))),
-                             LinkChange(at + dur, c, full)]
-            else:
-                repeat = int(ft.get("repeat", 1)) if kind == "link_flap" else 1
-                period = float(ft.get("period_s", 2 * dur))
-                for k in range(repeat):
-                    t0 = at + k * period
-                    end = t0 + dur if kind == "link_flap" else float("inf")
-                    f.downs.append((t0, end))
-                    f.changes.append(LinkChange(t0, c, 0.0))
-                    if np.isfinite(end):
-                        f.changes.append(LinkChange(end, c, full))
-                f.end_s = f.downs[-1][1]
-            out.append(f)
-        elif kind == "pfc_storm":
-            host = ft.get("host")
-            if host not in names:
-                raise ScenarioError(f"{here}: pfc_storm needs host = a host of the fabric")
-            ep = int(np.flatnonzero(fabric.ep_host == names[host])[0])
-            cable = int(fabric.ep_cable[ep])
-            f = Fault(kind, "port", fabric.cable_port_a[cable], at, at + dur)
-            f.storms = [Storm(at, at + dur, 2 * cable + 1)]
-            out.append(f)
-        elif kind == "congestion":
-            host = ft.get("host")
-            if host not in names:
-                raise ScenarioError(f"{here}: congestion needs host = the incast receiver")
-            h = names[host]
-            n = int(ft.get("senders", 8))
-            others = [x for x in range(fabric.spec.hosts) if x != h][: n]
-            ep = int(np.flatnonzero(fabric.ep_host == h)[0])
-            cable = int(fabric.ep_cable[ep])
-            f = Fault(kind, "port", fabric.cable_port_b[cable], at, at + dur)
-            line = fabric.cable_gbps[cable] * 1e9 / 8
-            f.extra_traffic = Transfers(np.array(others), np.full(n, h), np.full(n, line / n * dur),
-                                        np.full(n, at), job=np.full(n, -2))
-            out.append(f)
-        else:  # load_imbalance
-            dev = ft.get("device")
-            if dev not in names or fabric.node_kind[names[dev]] != 1:
-                raise ScenarioError(f"{here}: load_imbalance needs device = a leaf")
-            f = Fault(kind, "device", dev, at, at + dur)
-            f.ecmp_leaf = names[dev]
-            out.append(f)
-    return out
+def parse_faults(fabric: Fabric, faults: list[FaultParams], source: Source) -> list[Fault]:
+    """The scenario's faults, each with what it does to the twin and its one root cause."""
+    return inject(fabric, faults, source, seed=0, generated=True)
 
 
 @dataclass
@@ -161,21 +85,24 @@ class Generated:
 def generate(scenario_path: str | Path, out: str | Path, seed: int = 0) -> Generated:
     """Write a bundle for the scenario into `out` (replaced), deterministic for (scenario, seed)."""
     path = Path(scenario_path)
-    doc = read_toml(path)
-    tel = doc.get("telemetry", {})
-    sc = from_dict({k: v for k, v in doc.items() if k not in ("telemetry", "faults")}, path)
+    doc, source = read_document(path)
+    tel = doc.telemetry
+    sc = from_document(doc, source)
     tmp = Path(out)
     fabric = build(sc.spec)
-    faults = parse_faults(fabric, doc.get("faults", []), f"{path}: ")
-    t0 = parse_iso(tel.get("start", "2026-11-30T03:00:00Z"))
-    duration = float(tel.get("duration_s", 600))
-    step = float(tel.get("sample_s", 10))
+    faults = parse_faults(fabric, doc.faults, source)
+    try:
+        t0 = parse_iso(tel.start)
+    except TimeError as exc:
+        raise source.error(["telemetry", "start"], str(exc)) from exc
+    duration = float(tel.duration_s)
+    step = float(tel.sample_s)
     rng = np.random.default_rng(seed)
     state = FabricState(fabric, mode=sc.modes, seed=sc.seed + seed, nic_mode=sc.nic_mode)
     for f in faults:
         if f.ecmp_leaf is not None:
             state.ecmp_switches.add(f.ecmp_leaf)
-    traffic = _traffic(sc, fabric, faults, [j.get("iterations") for j in doc.get("jobs", [])])
+    traffic = _traffic(sc, fabric, faults, [j.iterations for j in doc.jobs])
     res = simulate(state, traffic, changes=[c for f in faults for c in f.changes],
                    storms=[s for f in faults for s in f.storms], convergence_s=sc.convergence_s,
                    until=duration, sample_every=step, telemetry=QueueConfig())

@@ -26,8 +26,8 @@ hosts = "gpu-node-[0001-0032]"  # a Slurm hostlist, "all", or a list of host num
 size = "1GiB"                 # bytes per rank: an integer or a string with B, KB, MB, GB, KiB..GiB
 start_ms = 0
 
-[[faults]]
-kind = "link_down"            # link_down | link_flap | link_degraded | pfc_storm
+[[faults]]                    # every kind and its keys: twin/faults.py
+kind = "link_down"            # link_down | link_flap | link_degraded | congestion | pfc_storm | load_imbalance
 links = ["leaf-p0-01:swp33--spine-p0-01:swp1"]   # or fraction = 0.1 of the fabric links, or plane = 1
 at_ms = 1
 duration_ms = 20              # link_flap: down for this long, `repeat` times every `period_ms`
@@ -41,31 +41,32 @@ sample_ms = 1                 # per-link utilization sampling
 hop_latency_us = 0            # added to completion times, hops x latency
 flows = "perm.cm"             # optional: an htsim connection matrix instead of (or with) jobs
 ```
+The file is checked against the schema below (`Document`): an unknown table or key, a value of
+the wrong type or out of range is a ScenarioError naming the file, the key path and its line.
 """
 
 from __future__ import annotations
 
 import re
 import time
-import tomllib
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
+import msgspec
 import numpy as np
 
 from collectors.hostlist import HostlistError, expand
-from twin.collectives import Collective
-from twin.engine import LinkChange, Result, Storm, Transfers, simulate
-from twin.routing import FabricState
+from twin.collectives import COLLECTIVES, Collective
+from twin.engine import Result, Transfers, simulate
+from twin.faults import FAULT_KINDS, Fault, FaultParams, FaultSpec, inject
+from twin.routing import MODES, NIC_MODES, FabricState
+from twin.schema import Count, Index, NonNegative, Positive, ScenarioError, Source, convert, read
 from twin.topology import Fabric, FabricSpec, build
-from twin.workload import endpoints, read_connection_matrix
+from twin.workload import read_connection_matrix
 
 _UNITS = {"b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
           "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
-
-
-class ScenarioError(ValueError):
-    """A scenario file that cannot be run as written."""
 
 
 def parse_size(value: int | float | str, where: str) -> float:
@@ -76,6 +77,97 @@ def parse_size(value: int | float | str, where: str) -> float:
     if not m or m.group(2).lower() not in _UNITS | {"": 1}:
         raise ScenarioError(f"{where}: size {value!r} is not a number of bytes (e.g. 1GiB, 512MB)")
     return float(m.group(1)) * _UNITS.get(m.group(2).lower(), 1)
+
+
+# -- the file's schema: one struct per table, unknown keys refused --------------------------
+
+class _Table(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    pass
+
+
+Unset = msgspec.UnsetType
+UNSET = msgspec.UNSET
+
+
+class FabricTable(_Table):
+    """[fabric]: twin.topology.FabricSpec's fields; a key left out keeps FabricSpec's default."""
+
+    hosts: Count
+    nics_per_host: Count | Unset = UNSET
+    planes: Count | Unset = UNSET
+    tiers: Literal[2, 3] | Unset = UNSET
+    leaf_radix: Count | Unset = UNSET
+    spine_radix: Count | Unset = UNSET
+    host_speed_gbps: Positive | Unset = UNSET
+    fabric_speed_gbps: Positive | Unset = UNSET
+    oversubscription: Positive | Unset = UNSET
+    hosts_per_leaf: Count | None | Unset = UNSET
+    pods: Count | None | Unset = UNSET
+    host_prefix: str | Unset = UNSET
+
+    def spec(self) -> FabricSpec:
+        return FabricSpec(**{k: v for k, v in msgspec.structs.asdict(self).items() if v is not UNSET})
+
+
+Mode = Literal[MODES]  # type: ignore[valid-type]
+
+
+class BalancingTable(_Table):
+    mode: Mode | list[Mode] = "ar"
+    nic: Literal[NIC_MODES] = "hw"  # type: ignore[valid-type]
+    seed: Index = 0
+    convergence_ms: NonNegative = 50
+
+
+class JobTable(_Table):
+    name: str | None = None
+    collective: Literal[COLLECTIVES] = "allreduce_ring"  # type: ignore[valid-type]
+    hosts: str | list[Index] = "all"
+    size: Positive | str = "1GiB"
+    start_ms: NonNegative = 0
+    iterations: Count | None = None  # fabtwin generate: that many collectives, then idle
+
+
+class RunTable(_Table):
+    until_ms: Positive | None = None
+    sample_ms: Positive | None = None
+    hop_latency_us: NonNegative = 0
+    flows: str | None = None
+
+
+class TelemetryTable(_Table):
+    """[telemetry] (fabtwin generate): the window the bundle covers."""
+
+    start: str = "2026-11-30T03:00:00Z"
+    duration_s: Positive = 600
+    sample_s: Positive = 10
+
+
+class SweepTable(_Table):
+    """[sweep] (fabtwin sweep, twin/sweep.py)."""
+
+    fail: str | list[str] | None = None
+    at_ms: NonNegative = 0
+    ecmp: str | list[str] | None = None
+    plane: Index | None = None
+    convergence_ms: NonNegative | list[NonNegative] | None = None
+
+
+class Document(_Table):
+    """A scenario file: what simulate, generate and sweep read (each its own tables)."""
+
+    fabric: FabricTable
+    balancing: BalancingTable = msgspec.field(default_factory=BalancingTable)
+    jobs: list[JobTable] = []
+    faults: list[FaultSpec] = []  # type: ignore[valid-type]
+    run: RunTable = msgspec.field(default_factory=RunTable)
+    telemetry: TelemetryTable = msgspec.field(default_factory=TelemetryTable)
+    sweep: SweepTable | None = None
+
+
+# listed in the error when a value is not one of them
+CHOICES = {"kind": FAULT_KINDS, "mode": MODES, "nic": NIC_MODES, "collective": COLLECTIVES,
+           "tiers": (2, 3)}
 
 
 @dataclass
@@ -89,65 +181,61 @@ class Scenario:
     seed: int
     convergence_s: float
     jobs: list[tuple[str, Collective]]
-    fault_specs: list[dict]
+    fault_specs: list[FaultParams]
     until_s: float
     sample_s: float | None
     hop_latency_s: float
     flows_file: str | None
+    source: Source | None = field(default=None, compare=False)
 
 
 def load(path: str | Path) -> Scenario:
-    """Read and check a scenario file; ScenarioError names the file and the field."""
-    p = Path(path)
-    return from_dict(read_toml(p), p)
+    """Read and check a scenario file; ScenarioError names the file, the key and its line."""
+    return from_document(*read_document(path))
 
 
-def read_toml(p: Path) -> dict:
-    """A TOML file as a dict; ScenarioError names the file on a read or syntax error."""
+def read_document(path: str | Path) -> tuple[Document, Source]:
+    """A scenario file checked against its schema (unknown keys, types, ranges)."""
+    doc, source = read(path)
+    for ft in doc.get("faults", []) if isinstance(doc.get("faults"), list) else []:
+        if isinstance(ft, dict):
+            ft.setdefault("kind", "link_down")
+    return convert(doc, Document, source, CHOICES), source
+
+
+def from_document(doc: Document, source: Source) -> Scenario:
+    """A scenario from its checked document (its path anchors relative paths)."""
+    p = source.path
     try:
-        return tomllib.loads(p.read_text())
-    except OSError as exc:
-        raise ScenarioError(f"{p}: {exc.strerror}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(f"{p}: {exc}") from exc
-
-
-def from_dict(doc: dict, p: Path) -> Scenario:
-    """A scenario from its parsed TOML (`p` names it in errors and anchors relative paths)."""
-    fab = doc.get("fabric", {})
-    known = {f.name for f in fields(FabricSpec)}
-    unknown = set(fab) - known
-    if unknown:
-        raise ScenarioError(f"{p}: [fabric] has unknown keys {sorted(unknown)}")
-    try:
-        spec = FabricSpec(**fab)
+        spec = doc.fabric.spec()
     except (TypeError, ValueError) as exc:
-        raise ScenarioError(f"{p}: [fabric] {exc}") from exc
-    bal = doc.get("balancing", {})
-    mode = bal.get("mode", "ar")
-    modes = list(mode) if isinstance(mode, list) else [mode] * spec.planes
-    run = doc.get("run", {})
+        raise source.error(["fabric"], str(exc)) from exc
+    bal, run = doc.balancing, doc.run
+    modes = list(bal.mode) if isinstance(bal.mode, list) else [bal.mode] * spec.planes
+    if len(modes) != spec.planes:
+        raise source.error(["balancing", "mode"], f"{len(modes)} modes for {spec.planes} plane(s)")
     jobs = []
-    for i, j in enumerate(doc.get("jobs", [])):
-        where = f"{p}: jobs[{i}]"
+    for i, j in enumerate(doc.jobs):
         try:
-            hosts = _hosts(j.get("hosts", "all"), spec)
-            coll = Collective(j.get("collective", "allreduce_ring"), hosts,
-                              parse_size(j.get("size", "1GiB"), where), j.get("start_ms", 0) / 1e3,
-                              seed=int(bal.get("seed", 0)) + i)
+            size = parse_size(j.size, "size")
+        except ScenarioError:
+            raise source.error(["jobs", i, "size"], f"{j.size!r} is not a number of bytes "
+                                                    "(e.g. 1GiB, 512MB)") from None
+        try:
+            hosts = _hosts(j.hosts, spec)
+            coll = Collective(j.collective, hosts, size, j.start_ms / 1e3, seed=bal.seed + i)
         except (ValueError, HostlistError) as exc:
-            raise ScenarioError(f"{where}: {exc}") from exc
-        jobs.append((str(j.get("name", f"job{i}")), coll))
-    flows_file = run.get("flows")
+            raise source.error(["jobs", i], str(exc)) from exc
+        jobs.append((j.name or f"job{i}", coll))
+    flows_file = run.flows
     if flows_file:
         flows_file = str((p.parent / flows_file) if not Path(flows_file).is_absolute() else flows_file)
     if not jobs and not flows_file:
         raise ScenarioError(f"{p}: no [[jobs]] and no [run] flows: nothing would be sent")
-    sample_ms = run.get("sample_ms")
-    return Scenario(str(p), spec, modes, bal.get("nic", "hw"), int(bal.get("seed", 0)),
-                    bal.get("convergence_ms", 50) / 1e3, jobs, list(doc.get("faults", [])),
-                    run.get("until_ms", 1e12) / 1e3, sample_ms / 1e3 if sample_ms else None,
-                    run.get("hop_latency_us", 0) / 1e6, flows_file)
+    return Scenario(str(p), spec, modes, bal.nic, bal.seed, bal.convergence_ms / 1e3, jobs,
+                    list(doc.faults), (run.until_ms or 1e12) / 1e3,
+                    run.sample_ms / 1e3 if run.sample_ms else None, run.hop_latency_us / 1e6,
+                    flows_file, source)
 
 
 def _hosts(value, spec: FabricSpec) -> np.ndarray:
@@ -167,72 +255,17 @@ def _hosts(value, spec: FabricSpec) -> np.ndarray:
     return hosts
 
 
-def fault_changes(fabric: Fabric, faults: list[dict], seed: int, where: str = "") -> list[LinkChange]:
-    """Link capacity changes for the scenario's faults."""
-    changes: list[LinkChange] = []
-    ids = {fabric.link_id(c): c for c in range(fabric.n_cables)}
-    rng = np.random.default_rng(seed)
-    for i, ft in enumerate(faults):
-        here = f"{where}faults[{i}]"
-        kind = ft.get("kind", "link_down")
-        if kind == "pfc_storm":
-            continue  # see storms()
-        if "links" in ft:
-            try:
-                cables = [ids[link] for link in ft["links"]]
-            except KeyError as exc:
-                raise ScenarioError(f"{here}: no link {exc.args[0]!r} in this fabric") from exc
-        elif "fraction" in ft:
-            pool = np.flatnonzero(fabric.cable_tier > 0)
-            cables = list(rng.choice(pool, size=int(round(ft["fraction"] * len(pool))), replace=False))
-        elif "plane" in ft:
-            cables = list(np.flatnonzero(fabric.cable_plane == int(ft["plane"])))
-        else:
-            raise ScenarioError(f"{here}: say which links: links = [...], fraction = 0.1 or plane = N")
-        at = ft.get("at_ms", 0) / 1e3
-        dur = ft.get("duration_ms")
-        if kind == "link_down":
-            downs = [(at, None)]
-        elif kind == "link_flap":
-            period = ft.get("period_ms", 2 * (dur or 10)) / 1e3
-            downs = [(at + k * period, (dur or 10) / 1e3) for k in range(int(ft.get("repeat", 1)))]
-        elif kind == "link_degraded":
-            if "speed_gbps" not in ft and "loss" not in ft:
-                raise ScenarioError(f"{here}: link_degraded needs speed_gbps or loss")
-            for c in cables:
-                speed = float(ft.get("speed_gbps", fabric.cable_gbps[c]))
-                changes.append(LinkChange(at, int(c), speed, float(ft.get("loss", 0.0))))
-                if dur:
-                    changes.append(LinkChange(at + dur / 1e3, int(c), float(fabric.cable_gbps[c])))
-            continue
-        else:
-            raise ScenarioError(f"{here}: unknown kind {kind!r} (link_down, link_flap, link_degraded, "
-                                "pfc_storm)")
-        for start, length in downs:
-            for c in cables:
-                changes.append(LinkChange(start, int(c), 0.0))
-                if length or (kind == "link_down" and dur):
-                    changes.append(LinkChange(start + (length or dur / 1e3), int(c),
-                                              float(fabric.cable_gbps[c])))
-    return changes
+def what_if_faults(fabric: Fabric, sc: Scenario) -> list[Fault]:
+    """The scenario's faults as a what-if applies them (`fraction` drawn with its seed)."""
+    source = sc.source or Source(Path(sc.path), "")
+    return inject(fabric, sc.fault_specs, source, sc.seed, generated=False)
 
 
-def storms(fabric: Fabric, faults: list[dict], where: str = "") -> list[Storm]:
-    """PFC storms: `host = "gpu-node-0005"` (and `nic`, `plane`) keeps pausing its leaf port."""
-    out = []
-    for i, ft in enumerate(faults):
-        if ft.get("kind") != "pfc_storm":
-            continue
-        host = ft.get("host")
-        try:
-            h = fabric.node_name.index(host)
-        except ValueError as exc:
-            raise ScenarioError(f"{where}faults[{i}]: pfc_storm needs host = a host of the fabric, "
-                                f"not {host!r}") from exc
-        ep = endpoints(fabric, np.array([h]), int(ft.get("nic", 0)), int(ft.get("plane", 0)))[0]
-        at = ft.get("at_ms", 0) / 1e3
-        out.append(Storm(at, at + ft.get("duration_ms", 1e12) / 1e3, 2 * int(fabric.ep_cable[ep]) + 1))
-    return out
+def apply_faults(state: FabricState, traffic: Transfers, faults: list[Fault]) -> Transfers:
+    """ECMP leaves into `state`; the traffic with the faults' own (incasts) added."""
+    state.ecmp_switches |= {f.ecmp_leaf for f in faults if f.ecmp_leaf is not None}
+    extra = [f.extra_traffic for f in faults if f.extra_traffic is not None]
+    return Transfers.concat([traffic, *extra]) if extra else traffic
 
 
 @dataclass
@@ -293,9 +326,9 @@ def run(sc: Scenario) -> Outcome:
         if max(src.max(), dst.max()) >= sc.spec.hosts:
             raise ScenarioError(f"{sc.flows_file}: host numbers beyond the fabric's {sc.spec.hosts} hosts")
         parts.append(Transfers(src, dst, size, start, job=np.full(len(src), -1)))
-    traffic = Transfers.concat(parts)
-    changes = fault_changes(fabric, sc.fault_specs, sc.seed, f"{sc.path}: ")
-    result = simulate(state, traffic, changes=changes, storms=storms(fabric, sc.fault_specs, f"{sc.path}: "),
-                      convergence_s=sc.convergence_s,
+    faults = what_if_faults(fabric, sc)
+    traffic = apply_faults(state, Transfers.concat(parts), faults)
+    result = simulate(state, traffic, changes=[c for f in faults for c in f.changes],
+                      storms=[s for f in faults for s in f.storms], convergence_s=sc.convergence_s,
                       until=sc.until_s, sample_every=sc.sample_s, hop_latency_s=sc.hop_latency_s)
     return Outcome(sc, fabric, result, traffic, [n for n, _ in sc.jobs], time.perf_counter() - t0)

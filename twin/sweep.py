@@ -40,11 +40,13 @@ from twin.scenario import (
     Outcome,
     Scenario,
     ScenarioError,
-    fault_changes,
-    from_dict,
-    read_toml,
-    storms,
+    SweepTable,
+    apply_faults,
+    from_document,
+    read_document,
+    what_if_faults,
 )
+from twin.schema import Source
 from twin.topology import Fabric, FabricSpec, build
 from twin.workload import read_connection_matrix
 
@@ -69,27 +71,21 @@ class Sweep:
 
 def load_sweep(path: str | Path) -> Sweep:
     """Read a sweep file; ScenarioError names the file and the field."""
-    p = Path(path)
-    doc = read_toml(p)
-    sc = from_dict(doc, p)
-    spec = doc.get("sweep")
-    if not isinstance(spec, dict) or not spec:
+    doc, source = read_document(path)
+    sc = from_document(doc, source)
+    p, spec = source.path, doc.sweep
+    if spec is None or spec == SweepTable():
         raise ScenarioError(f"{p}: no [sweep] table (fail, ecmp, convergence_ms): nothing to vary")
-    unknown = set(spec) - {"fail", "at_ms", "ecmp", "plane", "convergence_ms"}
-    if unknown:
-        raise ScenarioError(f"{p}: [sweep] has unknown keys {sorted(unknown)}")
     fabric = fabric_of(sc.spec)
-    plane = spec.get("plane")
-    if plane is not None and not 0 <= int(plane) < sc.spec.planes:
-        raise ScenarioError(f"{p}: [sweep] plane {plane} is not one of the fabric's {sc.spec.planes}")
-    cables = _fail_axis(fabric, spec.get("fail"), plane, f"{p}: [sweep] fail")
-    leaves = _ecmp_axis(fabric, spec.get("ecmp"), plane, f"{p}: [sweep] ecmp")
-    conv = spec.get("convergence_ms")
+    plane = spec.plane
+    if plane is not None and plane >= sc.spec.planes:
+        raise source.error(["sweep", "plane"], f"plane {plane} is not one of the fabric's {sc.spec.planes}")
+    cables = _fail_axis(fabric, spec.fail, plane, source)
+    leaves = _ecmp_axis(fabric, spec.ecmp, plane, source)
+    conv = spec.convergence_ms
     convs: list[float | None] = [None] if conv is None else [
         float(c) / 1e3 for c in (conv if isinstance(conv, list) else [conv])]
-    if any(c is not None and c < 0 for c in convs):
-        raise ScenarioError(f"{p}: [sweep] convergence_ms must not be negative")
-    at = float(spec.get("at_ms", 0)) / 1e3
+    at = float(spec.at_ms) / 1e3
     variants = [Variant(c, at if c is not None else 0.0, leaf, cv)
                 for c, leaf, cv in itertools.product(cables, leaves, convs)]
     variants = [v for v in variants if v != Variant()]
@@ -98,37 +94,39 @@ def load_sweep(path: str | Path) -> Sweep:
     return Sweep(sc, [Variant(), *variants])
 
 
-def _fail_axis(fabric: Fabric, value, plane, where: str) -> list[int | None]:
+def _fail_axis(fabric: Fabric, value, plane, source: Source) -> list[int | None]:
+    where = ["sweep", "fail"]
     if value is None:
         return [None]
     if isinstance(value, list):
         ids = {fabric.link_id(c): c for c in range(fabric.n_cables)}
         missing = [v for v in value if v not in ids]
         if missing:
-            raise ScenarioError(f"{where}: no link {missing[0]!r} in this fabric")
+            raise source.error(where, f"no link {missing[0]!r} in this fabric")
         return [int(ids[v]) for v in value]
     if value not in FAIL_SETS:
-        raise ScenarioError(f"{where}: {value!r} is not one of {', '.join(FAIL_SETS)} or a list of links")
+        raise source.error(where, f"{value!r} is not one of {', '.join(FAIL_SETS)} or a list of links")
     keep = np.isin(fabric.cable_tier, FAIL_SETS[value])
     if plane is not None:
         keep &= fabric.cable_plane == int(plane)
     cables = np.flatnonzero(keep)
     if not cables.size:
-        raise ScenarioError(f"{where}: {value} selects no link in this fabric")
+        raise source.error(where, f"{value} selects no link in this fabric")
     return [int(c) for c in cables]
 
 
-def _ecmp_axis(fabric: Fabric, value, plane, where: str) -> list[int | None]:
+def _ecmp_axis(fabric: Fabric, value, plane, source: Source) -> list[int | None]:
+    where = ["sweep", "ecmp"]
     if value is None:
         return [None]
     if isinstance(value, list):
         leaves = {fabric.node_name[n]: int(n) for n in np.flatnonzero(fabric.node_kind == 1)}
         missing = [v for v in value if v not in leaves]
         if missing:
-            raise ScenarioError(f"{where}: {missing[0]!r} is not a leaf of this fabric")
+            raise source.error(where, f"{missing[0]!r} is not a leaf of this fabric")
         return [leaves[v] for v in value]
     if value != "each_leaf":
-        raise ScenarioError(f"{where}: {value!r} is not each_leaf or a list of leaves")
+        raise source.error(where, f"{value!r} is not each_leaf or a list of leaves")
     keep = fabric.node_kind == 1
     if plane is not None:
         keep &= fabric.node_plane == int(plane)
@@ -153,12 +151,13 @@ def simulate_variant(task: tuple[Scenario, Variant]) -> dict:
     if sc.flows_file:
         src, dst, start, size = read_connection_matrix(sc.flows_file)
         parts.append(Transfers(src, dst, size, start, job=np.full(len(src), -1)))
-    traffic = Transfers.concat(parts)
-    changes = fault_changes(fabric, sc.fault_specs, sc.seed, f"{sc.path}: ")
+    faults = what_if_faults(fabric, sc)
+    traffic = apply_faults(state, Transfers.concat(parts), faults)
+    changes = [c for f in faults for c in f.changes]
     if v.fail_cable is not None:
         changes.append(LinkChange(v.fail_at_s, v.fail_cable, 0.0))
     conv = sc.convergence_s if v.convergence_s is None else v.convergence_s
-    result = simulate(state, traffic, changes=changes, storms=storms(fabric, sc.fault_specs),
+    result = simulate(state, traffic, changes=changes, storms=[s for f in faults for s in f.storms],
                       convergence_s=conv, until=sc.until_s, hop_latency_s=sc.hop_latency_s)
     out = Outcome(replace(sc, convergence_s=conv), fabric, result, traffic, [], 0.0).as_json()
     return {"jobs": [{k: j[k] for k in ("name", "completion_s", "algbw_GBps", "busbw_GBps")}

@@ -19,6 +19,7 @@ from replay.investigate import diagnose
 from replay.stored import StoredIncident as IncidentRow
 from replay.stored import load_incidents
 from twin.discover import SWITCH_NAME, from_cabling
+from twin.faults import KINDS
 from twin.topology import TopologyError
 
 
@@ -95,8 +96,7 @@ def incidents(con: duckdb.DuckDBPyConnection, s: Summary,
     if not diagnose_now:
         return [], "undiagnosed"
     found = diagnose(con)  # detectors only read (and a temporary table): read-only is enough
-    return [IncidentRow(rank, i.kind, i.root_type, i.root_id, i.start, i.end, i.score, i.summary,
-                        i.evidence, i.impact) for rank, i in enumerate(found, 1)], "computed"
+    return found, "computed"  # ranked by diagnose: the stored incidents' type
 
 
 # -- the fabric -------------------------------------------------------------------------------
@@ -313,11 +313,13 @@ class Windows:
 
 # -- timelines --------------------------------------------------------------------------------
 
-SIGNAL = {  # the counter that shows each kind of fault, drawn under the load
-    "link_degraded": ("errors_per_s", "errors/s"),
-    "congestion": ("ecn_marked_per_s", "ECN-marked packets/s"),
-    "pfc_storm": ("tx_pause_per_s", "pause frames sent/s"),
-}
+# the rate (port_rates column) and axis label of each signal counter other than the load
+_SIGNAL_RATES = {"rx_fcs_errors": ("errors_per_s", "errors/s"),
+                 "ecn_marked": ("ecn_marked_per_s", "ECN-marked packets/s"),
+                 "tx_pause": ("tx_pause_per_s", "pause frames sent/s")}
+# per fault kind (twin.faults.KINDS): its signal, drawn under the load; the kinds that show in
+# the load itself (link_down, link_flap, load_imbalance) have none
+SIGNAL = {k.name: _SIGNAL_RATES[k.signal] for k in KINDS.values() if k.signal in _SIGNAL_RATES}
 
 
 def peer_map(con: duckdb.DuckDBPyConnection, ports: list[str]) -> dict[str, str]:

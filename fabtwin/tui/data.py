@@ -20,6 +20,7 @@ import duckdb
 from collectors.readonly import open_readonly
 from replay.stored import StoredIncident as Incident  # noqa: F401 - the screens' name
 from replay.stored import load_evidence, load_incidents
+from twin.faults import KINDS
 
 # the per-port rates a drill-down can plot (port_rates' columns, same names)
 RATE_COUNTERS = ("tx_bytes_per_s", "rx_bytes_per_s", "ecn_marked_per_s", "tx_pause_per_s",
@@ -32,9 +33,13 @@ _RATE_SQL = {
     "errors_per_s": "counter IN ('rx_errors', 'tx_errors', 'rx_fcs_errors', 'symbol_errors')",
 }
 # which counter tells an incident's story best (the first one the plot shows)
-KIND_COUNTER = {"pfc_storm": "tx_pause_per_s", "congestion": "ecn_marked_per_s",
-                "link_degraded": "errors_per_s", "load_imbalance": "tx_bytes_per_s",
-                "link_flap": "tx_bytes_per_s", "link_down": "tx_bytes_per_s"}
+def rate_of(counter: str) -> str:
+    """The per-port rate (a port_rates column) that counts canonical `counter`."""
+    return next(col for col, cond in _RATE_SQL.items() if f"'{counter}'" in cond)
+
+
+# per fault kind: the rate of its signal counter (twin.faults.KINDS)
+KIND_COUNTER = {k.name: rate_of(k.signal) for k in KINDS.values()}
 NICE_WINDOWS_S = (30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 86400)
 
 

@@ -13,8 +13,11 @@ from fabtwin.tui.bars import KeyBar, TitleBar
 from fabtwin.tui.plot import merge_spans
 from fabtwin.tui.tables import cursor_key
 
-LANE_STYLES = {"link_down": "red", "link_up": "green", "pfc_storm": "magenta",
-               "job_start": "cyan", "job_end": "blue"}
+# how each fault kind (twin.faults.KINDS) is shown; a test checks that every kind has a style
+FAULT_STYLES = {"link_down": "red", "link_flap": "bright_red", "link_degraded": "dark_orange",
+                "congestion": "yellow", "pfc_storm": "magenta", "load_imbalance": "bright_blue"}
+# the lanes: events named like a fault kind take its style
+LANE_STYLES = {**FAULT_STYLES, "link_up": "green", "job_start": "cyan", "job_end": "blue"}
 
 
 def timeline(rows: list[tuple], width: int, span: tuple | None = None) -> Text:
