@@ -24,7 +24,7 @@ from collections.abc import Iterable
 import networkx as nx
 import numpy as np
 
-from twin.topology import Fabric, FabricSpec, TopologyError
+from twin.topology import Fabric, FabricSpec, Pods, TopologyError
 
 SWITCH_NAME = re.compile(r"(leaf|spine|tor|agg|core|super|switch|sw\d|^sw-|^sw_)", re.IGNORECASE)
 
@@ -134,7 +134,7 @@ def from_cabling(rows: Iterable[tuple[str, str, str, str]],
         up[index[lo.split(":", 1)[0]]][hi.split(":", 1)[0]].append(add(lo, hi, t_lo))
     leaf_up: dict[int, np.ndarray] = {}
     agg_up: dict[int, np.ndarray] = {}
-    extra: dict = {"discovered": True}
+    pods: dict[int, Pods] = {}
     for p, comp in enumerate(planes):
         for pod_leaves, pod_aggs in pods_of_plane[p]:
             leaf_up.update(_aligned(up, index, pod_leaves, pod_aggs))
@@ -151,14 +151,11 @@ def from_cabling(rows: Iterable[tuple[str, str, str, str]],
             lpp = {len(pl) for pl, _ in pods_of_plane[p]}
             if len(lpp) != 1:
                 raise TopologyError(f"plane {p}: pods of different sizes ({sorted(lpp)} leaves)")
-            extra.setdefault("pods", {})[p] = {
-                "leaves_per_pod": lpp.pop(),
-                "aggs": [[index[a] for a in pod_aggs] for _, pod_aggs in pods_of_plane[p]],
-                "cores": [index[c] for c in sorted(comp & cores, key=natural_key)]}
+            pods[p] = Pods(lpp.pop(), [[index[a] for a in pod_aggs] for _, pod_aggs in pods_of_plane[p]],
+                           [index[c] for c in sorted(comp & cores, key=natural_key)])
     if tiers == 3:
         width = max(len(v) for v in agg_up.values())
-        extra["agg_up_cables"] = {a: np.concatenate([v, np.full(width - len(v), -1)])
-                                  for a, v in agg_up.items()}
+        agg_up = {a: np.concatenate([v, np.full(width - len(v), -1)]) for a, v in agg_up.items()}
     degree = np.bincount(np.concatenate([ca, cb]), minlength=len(names))
     spec = FabricSpec(hosts=len(host_list), nics_per_host=nics_per_host, planes=len(planes),
                       tiers=tiers, leaf_radix=int(degree[np.array(kind) == 1].max(initial=1)),
@@ -170,7 +167,8 @@ def from_cabling(rows: Iterable[tuple[str, str, str, str]],
     fabric = Fabric(spec, names, np.array(kind), np.array(node_plane), np.array(ca), np.array(cb), pa,
                     pb, np.array(gb, dtype=float), np.array(cp), np.array(tier), np.array(ep_host),
                     np.array(ep_nic), np.array(ep_plane), np.array(ep_cable), np.array(ep_leaf),
-                    leaf_up_cables=leaf_up, extra=extra)
+                    leaf_up_cables=leaf_up, agg_up_cables=agg_up, pods=pods,
+                    discovered=True)
     fabric.validate()
     return fabric
 
