@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 
 import duckdb
 
+from replay.outages import merge_outages
+
 ERRORS_PER_S = 10.0  # FCS/symbol errors per second that count as a degraded link
 ECN_PER_S = 1000.0  # ECN-marked packets per second at an egress port that count as congestion
 PAUSE_PER_S = 1000.0  # pause frames per second a NIC must keep sending to count as a storm
@@ -83,14 +85,8 @@ def find_link_failures(con: duckdb.DuckDBPyConnection) -> list[Incident]:
     out = []
     for link, downs in by_link.items():
         still_down = any(d["end"] is None for d in downs)
-        # both ends report each transition: fold downs that overlap into one outage
-        outages: list[list] = []
-        for d in sorted(downs, key=lambda d: d["start"]):
-            stop = d["end"] or end_of_window
-            if outages and d["start"] <= outages[-1][1]:
-                outages[-1][1] = max(outages[-1][1], stop)
-            else:
-                outages.append([d["start"], stop])
+        # both ends report each transition: downs that overlap are one outage
+        outages = merge_outages((d["start"], d["end"] or end_of_window) for d in downs)
         outages = [o for o in outages if (o[1] - o[0]).total_seconds() >= 1.0]  # skew blips
         if not outages:
             continue
