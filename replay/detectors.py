@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import duckdb
 
+from replay.outages import merge_outages
 from replay.stored import Incident
 from replay.stored import iso as _iso
 
@@ -61,14 +62,8 @@ def find_link_failures(con: duckdb.DuckDBPyConnection) -> list[Incident]:
     out = []
     for link, downs in by_link.items():
         still_down = any(d["end"] is None for d in downs)
-        # both ends report each transition: fold downs that overlap into one outage
-        outages: list[list] = []
-        for d in sorted(downs, key=lambda d: d["start"]):
-            stop = d["end"] or end_of_window
-            if outages and d["start"] <= outages[-1][1]:
-                outages[-1][1] = max(outages[-1][1], stop)
-            else:
-                outages.append([d["start"], stop])
+        # both ends report each transition: downs that overlap are one outage
+        outages = merge_outages((d["start"], d["end"] or end_of_window) for d in downs)
         outages = [o for o in outages if (o[1] - o[0]).total_seconds() >= 1.0]  # skew blips
         if not outages:
             continue

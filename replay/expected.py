@@ -13,7 +13,7 @@ For every window of `window_s` seconds between `t_from` and `t_to`:
   with adaptive routing by default: what a healthy fabric carries on every link for the demand
   that was observed. A link down for part of a window carries its up share of the load.
 
-The fabric comes from the store's cabling (`twin.discover.from_cabling` over `neighbors`, speeds
+The fabric comes from the store's cabling (`replay.fabric.fabric_from_store`: `neighbors`, speeds
 from `port_speed_bps` gauges). The result replaces the store's `expected_ports` and `replay_runs`
 rows. Windows with the same set of impaired links share one routing, so the cost is one sparse
 product per distinct link state, not one per window.
@@ -36,9 +36,10 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from twin.discover import from_cabling
+from replay.fabric import fabric_from_store
+from replay.outages import merge_outages
 from twin.parallel import run_tasks
-from twin.routing import MODES, FabricState, route
+from twin.routing import BALANCERS, FabricState, route
 from twin.topology import Fabric, TopologyError
 
 
@@ -59,15 +60,6 @@ class ReplaySummary:
     note: str
     rows: int
     seconds: float
-
-
-def load_fabric(con: duckdb.DuckDBPyConnection) -> Fabric:
-    """The twin of the fabric the store's cabling describes (TopologyError when it cannot)."""
-    rows = con.execute("SELECT device, ifname, peer_device, peer_ifname FROM neighbors").fetchall()
-    speeds = dict(con.execute("""
-        SELECT device || ':' || ifname, max(value) / 1e9 FROM port_gauges
-        WHERE counter = 'port_speed_bps' AND value > 0 GROUP BY 1""").fetchall())
-    return from_cabling(rows, speeds_gbps=speeds)
 
 
 def default_window_s(con: duckdb.DuckDBPyConnection) -> float:
@@ -93,8 +85,8 @@ def replay(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
     (`executor="ray"`, `address` "local" or a cluster's), which need no access to the store.
     Windows are independent, so the rows are the same whatever the chunking and the executor.
     """
-    if routing not in MODES:
-        raise ValueError(f"unknown routing {routing!r}; one of {', '.join(MODES)}")
+    if routing not in BALANCERS:
+        raise ValueError(f"unknown routing {routing!r}; one of {', '.join(BALANCERS)}")
     started = time.perf_counter()
     created = datetime.utcnow().replace(microsecond=0)
     lo, hi = con.execute("SELECT min(ts), max(ts) FROM samples").fetchone()
@@ -121,7 +113,7 @@ def replay(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
         _clear(con)
         return done("no_data", "no counter samples in the window")
     try:
-        fabric = load_fabric(con)
+        fabric = fabric_from_store(con)
     except TopologyError as exc:
         _clear(con)
         return done("no_fabric", str(exc))
@@ -221,33 +213,38 @@ def _observed(con: duckdb.DuckDBPyConnection, fabric: Fabric, t_from: datetime, 
 
 def _up_fraction(con: duckdb.DuckDBPyConnection, fabric: Fabric, t_from: datetime,
                  t_to: datetime, window_s: float, n_win: int) -> np.ndarray:
-    """Share of each window each cable was up (down as soon as either end says so)."""
-    df = _query(con, f"""
-        WITH d AS (
-            SELECT port_id, greatest(start, $t0) AS s, least(coalesce("end", $t1), $t1) AS e
-            FROM link_state_intervals
-            WHERE state = 'down' AND start < $t1 AND coalesce("end", $t1) > $t0
-        ), w AS (
-            SELECT port_id, s, e, unnest(range(
-                floor(epoch_us(s - $t0) / {window_s * 1e6})::BIGINT,
-                floor((epoch_us(e - $t0) - 1) / {window_s * 1e6})::BIGINT + 1)) AS w
-            FROM d WHERE e > s
-        )
-        SELECT port_id, w, sum(greatest(0, epoch_us(  -- integer microseconds: exact sums
-            least(e, $t0 + to_microseconds(((w + 1) * {window_s * 1e6})::BIGINT))
-            - greatest(s, $t0 + to_microseconds((w * {window_s * 1e6})::BIGINT))))) / 1e6 AS down_s
-        FROM w GROUP BY ALL""", {"t0": t_from, "t1": t_to})
+    """Share of each window each cable was up: down while either end says so (its ends' down
+    intervals merged, `merge_outages`), counted in integer microseconds so sums are exact."""
+    rows = con.execute("""
+        SELECT port_id, greatest(start, $t0), least(coalesce("end", $t1), $t1)
+        FROM link_state_intervals
+        WHERE state = 'down' AND start < $t1 AND coalesce("end", $t1) > $t0""",
+                       {"t0": t_from, "t1": t_to}).fetchall()
     c = fabric.n_cables
+    port_index = {p: i % c for i, p in enumerate(_port_ids(fabric))}
+    spans: dict[int, list[tuple[datetime, datetime]]] = {}
+    for port, start, end in rows:
+        if port in port_index and end > start:
+            spans.setdefault(port_index[port], []).append((start, end))
     down = np.zeros((c, n_win))
-    if df.height:
-        ports = pl.DataFrame({"port_id": _port_ids(fabric)}).with_row_index("p")
-        df = df.join(ports, on="port_id", how="inner").filter(pl.col("w").is_between(0, n_win - 1))
-        cable = df["p"].to_numpy() % c
-        np.maximum.at(down, (cable, df["w"].to_numpy()), df["down_s"].to_numpy())
+    width = window_s * 1e6
+    for cable, cable_spans in spans.items():
+        for start, end in merge_outages(cable_spans):
+            s_us, e_us = _us(start - t_from), _us(end - t_from)
+            w = np.arange(int(s_us // width), int((e_us - 1) // width) + 1)
+            w = w[(w >= 0) & (w < n_win)]
+            lo = np.maximum(s_us, np.round(w * width).astype(np.int64))
+            hi = np.minimum(e_us, np.round((w + 1) * width).astype(np.int64))
+            down[cable, w] += np.maximum(hi - lo, 0) / 1e6
     # the last window may be cut short by t_to
     length = np.minimum(window_s, (t_to - t_from).total_seconds() - np.arange(n_win) * window_s)
     up = 1.0 - np.clip(down / np.maximum(length, 1e-9), 0.0, 1.0)
     return np.where(up < 1e-9, 0.0, up)
+
+
+def _us(delta: timedelta) -> int:
+    """A timedelta in whole microseconds (exact, where total_seconds() rounds)."""
+    return (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
 def _host_demand(fabric: Fabric, obs_tx: np.ndarray, obs_rx: np.ndarray

@@ -331,3 +331,55 @@ def test_all_to_all_with_ten_percent_of_spine_links_down_is_capacity_proportiona
     st.cable_gbps[down] = 0
     hurt = max_min_rates(route(st, src, dst), st.link_capacity_bps()).sum()
     assert hurt / base == pytest.approx(0.9, abs=0.03)
+
+
+# -- balancing as a registry, and a simulation that leaves its input alone -------------------
+
+def _first_uplink(c):
+    """A toy balancer: every flow up the first uplink of its source leaf and down the first
+    uplink of its destination leaf (2-tier: through spine 1), whatever the load."""
+    from twin.routing import Part
+
+    s, d = c.up[c.s_leaf[c.idx], 0], c.up[c.d_leaf[c.idx], 0]
+    return Part(np.concatenate([2 * s, 2 * d + 1]), np.tile(c.idx, 2), np.ones(2 * len(c.idx)))
+
+
+def test_a_balancer_registered_in_one_line_runs_through_the_engine(monkeypatch, fabric64):
+    import twin.routing as routing
+
+    monkeypatch.setitem(routing.BALANCERS, "first", _first_uplink)
+    f = fabric64
+    src, dst = endpoints(f, np.arange(8)), endpoints(f, np.arange(8, 16))  # leaf 0 -> leaf 1
+    fl = Flows(src, dst, np.full(8, 1e6), np.zeros(8))
+    toy = simulate(FabricState(f, mode=["first"]), fl)
+    spray = simulate(FabricState(f, mode=["spray"]), fl)
+    up = f.leaf_up_cables[int(f.ep_leaf[src[0]])]
+    toy_up, spray_up = toy.link_bytes[2 * up], spray.link_bytes[2 * up]
+    assert toy_up[0] == pytest.approx(8e6) and toy_up[1:].sum() == 0  # all on one uplink
+    assert np.count_nonzero(spray_up) == len(up)  # where spraying spreads
+    # eight flows share one uplink instead of the leaf's all: about eight times slower
+    assert toy.finish.max() > 4 * spray.finish.max()
+
+
+def test_unknown_mode_names_the_registered_ones(fabric64):
+    with pytest.raises(ValueError, match="one of ecmp, spray, ar"):
+        FabricState(fabric64, mode=["rr"])
+
+
+def test_simulate_leaves_the_callers_state_unchanged(fabric64):
+    f = fabric64
+    st = FabricState(f, mode=["ecmp"], seed=3)
+    st.ecmp_switches.add(int(f.ep_leaf[0]))
+    before = {k: getattr(st, k).copy() for k in ("cable_gbps", "cable_loss", "converged_alive", "nic_gbps")}
+    src, dst = endpoints(f, np.arange(8)), endpoints(f, np.arange(8, 16))
+    cut = [int(c) for c in f.leaf_up_cables[int(f.ep_leaf[src[0]])][:2]]
+    changes = [LinkChange(1e-5, cut[0], 0.0), LinkChange(2e-5, cut[1], 100.0, loss=1e-3)]
+    res = simulate(st, Flows(src, dst, np.full(8, 10e6), np.zeros(8)), changes=changes,
+                   convergence_s=1e-4)
+    assert res.events > 3 and np.isfinite(res.finish).all()  # the changes did happen
+    for k, v in before.items():
+        assert np.array_equal(getattr(st, k), v), k
+    assert st.mode == ["ecmp"] and st.ecmp_switches == {int(f.ep_leaf[0])}
+    again = simulate(st, Flows(src, dst, np.full(8, 10e6), np.zeros(8)), changes=changes,
+                     convergence_s=1e-4)
+    assert np.array_equal(again.finish, res.finish)  # a second run starts from the same state

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 import networkx as nx
 import numpy as np
 
-from twin.topology import Fabric, FabricSpec, TopologyError
+from twin.topology import Fabric, FabricSpec, Pods, TopologyError
 
 SWITCH_NAME = re.compile(r"(leaf|spine|tor|agg|core|super|switch|sw\d|^sw-|^sw_)", re.IGNORECASE)
 
@@ -46,17 +46,8 @@ def from_cabling(rows: Iterable[tuple[str, str, str, str]],
     g = nx.MultiGraph()
     for a, b in cables:
         g.add_edge(a.split(":", 1)[0], b.split(":", 1)[0], ports=(a, b))
-    switches = {n for n in g if SWITCH_NAME.search(n)}
-    hosts = {n for n in g if n not in switches and all(m in switches for m in g[n])}
-    switches |= set(g) - hosts
-    leaves = {n for n in switches if any(m in hosts for m in g[n])}
-    upper = switches - leaves
-    middle = {n for n in upper if any(m in leaves for m in g[n])}
-    cores = upper - middle
-    for c in cores:
-        if any(m not in middle for m in g[c]):
-            raise TopologyError(f"{c} is cabled to {next(m for m in g[c] if m not in middle)}: "
-                                "only leaf, spine/agg and core tiers are supported")
+    hosts, leaves, middle, cores = _roles(g)
+    switches = set(g) - hosts
     tiers = 3 if cores else 2
     planes = list(nx.connected_components(g.subgraph(switches)))
     planes.sort(key=lambda comp: natural_key(min(comp, key=natural_key)))
@@ -74,14 +65,7 @@ def from_cabling(rows: Iterable[tuple[str, str, str, str]],
         if da in hosts or db in hosts:
             hp, lp = (a, b) if da in hosts else (b, a)
             host_ports[(hp.split(":", 1)[0], plane_of[lp.split(":", 1)[0]])].append((hp, lp))
-    counts = [len(host_ports.get((h, p), [])) for h in host_list for p in range(len(planes))]
-    norm = max(set(counts), key=counts.count)  # what most hosts have
-    odd = next((i for i, c in enumerate(counts) if c != norm), None)
-    if odd is not None:
-        h, p = host_list[odd // len(planes)], odd % len(planes)
-        raise TopologyError(f"irregular fabric: {h} has {counts[odd]} port(s) in plane {p}, "
-                            f"the other hosts {norm}")
-    nics_per_host = norm
+    nics_per_host = _ports_per_plane(host_ports, host_list, len(planes))
     names = list(host_list)
     kind = [0] * len(names)
     node_plane = [-1] * len(names)
@@ -132,9 +116,59 @@ def from_cabling(rows: Iterable[tuple[str, str, str, str]],
         if t_hi != t_lo + 1:
             raise TopologyError(f"cable {a}--{b} does not join adjacent tiers")
         up[index[lo.split(":", 1)[0]]][hi.split(":", 1)[0]].append(add(lo, hi, t_lo))
+    leaf_up, agg_up, pods = _uplinks(up, index, planes, pods_of_plane, cores, tiers)
+    degree = np.bincount(np.concatenate([ca, cb]), minlength=len(names))
+    spec = FabricSpec(hosts=len(host_list), nics_per_host=nics_per_host, planes=len(planes),
+                      tiers=tiers, leaf_radix=int(degree[np.array(kind) == 1].max(initial=1)),
+                      spine_radix=int(degree[np.array(kind) >= 2].max(initial=1)),
+                      host_speed_gbps=float(np.median([gb[c] for c in ep_cable])),
+                      fabric_speed_gbps=float(np.median([g_ for g_, t in zip(gb, tier, strict=True) if t]
+                                                        or [default_gbps])),
+                      host_prefix="")
+    fabric = Fabric(spec, names, np.array(kind), np.array(node_plane), np.array(ca), np.array(cb), pa,
+                    pb, np.array(gb, dtype=float), np.array(cp), np.array(tier), np.array(ep_host),
+                    np.array(ep_nic), np.array(ep_plane), np.array(ep_cable), np.array(ep_leaf),
+                    leaf_up_cables=leaf_up, agg_up_cables=agg_up, pods=pods,
+                    discovered=True)
+    fabric.validate()
+    return fabric
+
+
+def _roles(g: nx.MultiGraph) -> tuple[set[str], set[str], set[str], set[str]]:
+    """(hosts, leaves, spines or aggs, cores) of the device graph."""
+    switches = {n for n in g if SWITCH_NAME.search(n)}
+    hosts = {n for n in g if n not in switches and all(m in switches for m in g[n])}
+    switches |= set(g) - hosts
+    leaves = {n for n in switches if any(m in hosts for m in g[n])}
+    upper = switches - leaves
+    middle = {n for n in upper if any(m in leaves for m in g[n])}
+    cores = upper - middle
+    for c in cores:
+        if any(m not in middle for m in g[c]):
+            raise TopologyError(f"{c} is cabled to {next(m for m in g[c] if m not in middle)}: "
+                                "only leaf, spine/agg and core tiers are supported")
+    return hosts, leaves, middle, cores
+
+
+def _ports_per_plane(host_ports: dict, host_list: list[str], n_planes: int) -> int:
+    """The ports every host has in every plane (TopologyError naming the first host that differs)."""
+    counts = [len(host_ports.get((h, p), [])) for h in host_list for p in range(n_planes)]
+    norm = max(set(counts), key=counts.count)  # what most hosts have
+    odd = next((i for i, c in enumerate(counts) if c != norm), None)
+    if odd is not None:
+        h, p = host_list[odd // n_planes], odd % n_planes
+        raise TopologyError(f"irregular fabric: {h} has {counts[odd]} port(s) in plane {p}, "
+                            f"the other hosts {norm}")
+    return norm
+
+
+def _uplinks(up: dict, index: dict[str, int], planes: list[set[str]], pods_of_plane: list,
+             cores: set[str], tiers: int) -> tuple[dict[int, np.ndarray], dict[int, np.ndarray], dict[int, Pods]]:
+    """(leaf -> uplink cables, agg -> core cables, plane -> pods), columns aligned by the switch
+    above and padded with -1."""
     leaf_up: dict[int, np.ndarray] = {}
     agg_up: dict[int, np.ndarray] = {}
-    extra: dict = {"discovered": True}
+    pods: dict[int, Pods] = {}
     for p, comp in enumerate(planes):
         for pod_leaves, pod_aggs in pods_of_plane[p]:
             leaf_up.update(_aligned(up, index, pod_leaves, pod_aggs))
@@ -151,28 +185,12 @@ def from_cabling(rows: Iterable[tuple[str, str, str, str]],
             lpp = {len(pl) for pl, _ in pods_of_plane[p]}
             if len(lpp) != 1:
                 raise TopologyError(f"plane {p}: pods of different sizes ({sorted(lpp)} leaves)")
-            extra.setdefault("pods", {})[p] = {
-                "leaves_per_pod": lpp.pop(),
-                "aggs": [[index[a] for a in pod_aggs] for _, pod_aggs in pods_of_plane[p]],
-                "cores": [index[c] for c in sorted(comp & cores, key=natural_key)]}
+            pods[p] = Pods(lpp.pop(), [[index[a] for a in pod_aggs] for _, pod_aggs in pods_of_plane[p]],
+                           [index[c] for c in sorted(comp & cores, key=natural_key)])
     if tiers == 3:
         width = max(len(v) for v in agg_up.values())
-        extra["agg_up_cables"] = {a: np.concatenate([v, np.full(width - len(v), -1)])
-                                  for a, v in agg_up.items()}
-    degree = np.bincount(np.concatenate([ca, cb]), minlength=len(names))
-    spec = FabricSpec(hosts=len(host_list), nics_per_host=nics_per_host, planes=len(planes),
-                      tiers=tiers, leaf_radix=int(degree[np.array(kind) == 1].max(initial=1)),
-                      spine_radix=int(degree[np.array(kind) >= 2].max(initial=1)),
-                      host_speed_gbps=float(np.median([gb[c] for c in ep_cable])),
-                      fabric_speed_gbps=float(np.median([g_ for g_, t in zip(gb, tier, strict=True) if t]
-                                                        or [default_gbps])),
-                      host_prefix="")
-    fabric = Fabric(spec, names, np.array(kind), np.array(node_plane), np.array(ca), np.array(cb), pa,
-                    pb, np.array(gb, dtype=float), np.array(cp), np.array(tier), np.array(ep_host),
-                    np.array(ep_nic), np.array(ep_plane), np.array(ep_cable), np.array(ep_leaf),
-                    leaf_up_cables=leaf_up, extra=extra)
-    fabric.validate()
-    return fabric
+        agg_up = {a: np.concatenate([v, np.full(width - len(v), -1)]) for a, v in agg_up.items()}
+    return leaf_up, agg_up, pods
 
 
 def _pods(g: nx.MultiGraph, comp: set[str], leaves: set[str], aggs: set[str]) -> list[tuple[list[str], list[str]]]:

@@ -140,6 +140,242 @@ def _after_departures(inc: Incidence, cap: np.ndarray, active: np.ndarray, rates
     return np.where(keep, rates, new)
 
 
+@dataclass(order=True)
+class StormEdge:
+    """At `time` a PFC storm on directed link `link` starts (`on`) or ends."""
+
+    time: float
+    link: int = field(compare=False)
+    on: bool = field(compare=False)
+
+
+@dataclass(order=True)
+class Converged:
+    """At `time` the control plane has caught up with the link states (ECMP, spraying)."""
+
+    time: float
+
+
+@dataclass(order=True)
+class NicNoticed:
+    """At `time` the NICs' plane balancing has caught up with the link states."""
+
+    time: float
+
+
+Event = LinkChange | StormEdge | Converged | NicNoticed
+
+
+class _Sampler:
+    """Cumulative per-link bytes (and telemetry counters) at every `sample_every` seconds."""
+
+    def __init__(self, t_first: float, sample_every: float | None, n_links: int, telemetry: bool):
+        self.t_first, self.every, self.n_links, self.telemetry = t_first, sample_every, n_links, telemetry
+        self.k = 0
+        self.next = t_first if sample_every else np.inf
+        self.times: list[float] = []
+        self.bytes: list[np.ndarray] = []
+        self.counters: dict[str, list[np.ndarray]] = {c: [] for c in COUNTERS}
+
+    def take(self, upto: float, until: float, link_bytes: np.ndarray, load: np.ndarray, now: float,
+             totals: dict[str, np.ndarray], per_s: dict[str, np.ndarray]) -> None:
+        """Samples due by `upto` (and `until`), the totals extrapolated from `now` at the
+        current per-second rates."""
+        while self.next <= upto * (1 + 1e-12) and self.next <= until:
+            self.times.append(self.next)
+            self.bytes.append(link_bytes + load * (self.next - now))
+            if self.telemetry:
+                for c in COUNTERS:
+                    self.counters[c].append(totals[c] + per_s[c] * (self.next - now))
+            self._step()
+
+    def idle_until(self, until: float, link_bytes: np.ndarray, totals: dict[str, np.ndarray]) -> None:
+        """An idle fabric keeps reporting until the end of the window."""
+        while np.isfinite(until) and self.next <= until * (1 + 1e-12):
+            self.times.append(self.next)
+            self.bytes.append(link_bytes.copy())
+            if self.telemetry:
+                for c in COUNTERS:
+                    self.counters[c].append(totals[c].copy())
+            self._step()
+
+    def _step(self) -> None:
+        self.k += 1
+        self.next = self.t_first + self.k * self.every  # type: ignore[operator]
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+        n = len(self.times)
+        counters = ({c: np.array(v).reshape(n, self.n_links) for c, v in self.counters.items()}
+                    if self.telemetry else {})
+        return np.array(self.times), np.array(self.bytes).reshape(n, self.n_links), counters
+
+
+@dataclass
+class _Timing:
+    """When each mechanism reacts to a link change, and the run's end."""
+
+    convergence_s: float
+    nic_delay_s: float
+    until: float
+
+
+class _Run:
+    """One simulation: its own copy of the fabric state, the flows' progress and the pending
+    events. `simulate` drives it event by event."""
+
+    def __init__(self, state: FabricState, flows: Flows | Transfers, events: list[Event],
+                 timing: _Timing, sample_every: float | None, telemetry: QueueConfig | None):
+        self.state = state.copy()  # link changes alter it: the caller's stays as it was
+        self.flows, self.timing, self.telemetry = flows, timing, telemetry
+        n = len(flows)
+        self.remaining = flows.size.astype(float).copy()
+        self.finish = np.full(n, np.inf)
+        self.order = np.argsort(flows.start, kind="stable")
+        self.next_arrival = 0
+        self.active = np.zeros(n, dtype=bool)
+        self.now = float(flows.start[self.order[0]]) if n else 0.0
+        self.pending: list[tuple[float, int, Event]] = [(e.time, i, e) for i, e in enumerate(events)]
+        heapq.heapify(self.pending)
+        self.seq = len(self.pending)
+        self.storming: set[int] = set()
+        f = self.state.fabric
+        self.link_pos = f.link_position
+        self.link_plane = np.repeat(f.cable_plane, 2)
+        self.totals = {c: np.zeros(f.n_links) for c in COUNTERS}
+        self.per_s: dict[str, np.ndarray] = {}
+        self.link_bytes = np.zeros(f.n_links)
+        self.sampler = _Sampler(self.now, sample_every, f.n_links, telemetry is not None)
+        self.line_rate: np.ndarray | None = None
+        self.inc = flows.incidence(self.state)
+        self.cap = self.state.link_capacity_bps()
+        self.hops = self.inc.hops()
+        self.events = 0
+        self.rates = np.zeros(n)
+        self.load = np.zeros(f.n_links)
+        self.departed_rate: float | None = None  # lowest rate of the flows that just completed
+
+    def push(self, event: Event) -> None:
+        self.seq += 1
+        heapq.heappush(self.pending, (event.time, self.seq, event))
+
+    def admit_arrivals(self) -> None:
+        """Flows whose start has come become active (and every rate is recomputed)."""
+        n, start = len(self.flows), self.flows.start
+        arrived = False
+        while self.next_arrival < n and start[self.order[self.next_arrival]] <= self.now * (1 + REL) + 1e-15:
+            self.active[self.order[self.next_arrival]] = True
+            self.next_arrival += 1
+            arrived = True
+        if arrived:
+            self.departed_rate = None
+
+    def compute_rates(self) -> np.ndarray:
+        """Max-min rates (bytes/s) now, with paused links at zero; returns the capacity used."""
+        n = len(self.flows)
+        eff_cap = self.cap
+        if self.storming:
+            blocked = queue_state(self.inc, np.zeros(n), self.cap, np.zeros(n), self.active,
+                                  storms=np.array(sorted(self.storming)), link_pos=self.link_pos,
+                                  link_plane=self.link_plane)
+            eff_cap = np.where(blocked.paused_fraction >= 1.0, 0.0, self.cap)
+        if self.departed_rate is not None and not self.storming:
+            self.rates = _after_departures(self.inc, eff_cap, self.active, self.rates, self.departed_rate)
+        else:
+            self.rates = max_min_rates(self.inc, eff_cap, active=self.active) / 8.0  # bytes/s
+        self.load = self.inc.link_load(self.rates)
+        return eff_cap
+
+    def compute_telemetry(self, eff_cap: np.ndarray) -> None:
+        """Per-second counters of the interval from the queue model."""
+        if self.telemetry is None:
+            return
+        flows = self.flows
+        if self.line_rate is None:
+            # what each flow asks for: its path alone, shared with its sender's other flows
+            # (an all-to-all sender splits its NIC; an incast sender does not)
+            per_src = np.bincount(flows.src, minlength=int(flows.src.max()) + 1)
+            self.line_rate = standalone_rates(self.inc, self.cap) / per_src[flows.src]
+        q = queue_state(self.inc, self.rates * 8, eff_cap, self.line_rate, self.active, self.telemetry,
+                        storms=np.array(sorted(self.storming)) if self.storming else None,
+                        link_pos=self.link_pos, link_plane=self.link_plane)
+        self.per_s = {"bytes": self.load, "packets": self.load / MTU, "ecn_marked": q.ecn_marks_per_s,
+                      "pause_s": q.paused_fraction, "drops": q.drops_per_s}
+
+    def next_times(self) -> tuple[np.ndarray, float, float]:
+        """(time left per flow at its rate, the first completion, the next event of any kind)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t_done = np.where(self.active & (self.rates > 0), self.remaining / self.rates, np.inf)
+        t_finish = self.now + t_done.min(initial=np.inf)
+        n = len(self.flows)
+        t_arrival = self.flows.start[self.order[self.next_arrival]] if self.next_arrival < n else np.inf
+        t_change = self.pending[0][0] if self.pending else np.inf
+        return t_done, t_finish, min(t_finish, t_arrival, t_change, self.timing.until)
+
+    def advance(self, t_next: float, t_done: np.ndarray, t_finish: float) -> None:
+        """Move to `t_next`: bytes sent, counters summed, flows that finished retired."""
+        dt = t_next - self.now
+        with np.errstate(invalid="ignore"):  # a flow to itself has an infinite rate
+            self.remaining = np.where(np.isinf(self.rates), 0.0, self.remaining - self.rates * dt)
+        self.link_bytes += self.load * dt
+        if self.telemetry is not None:
+            for c in COUNTERS:
+                self.totals[c] += self.per_s[c] * dt
+        self.now = t_next
+        self.events += 1
+        self.departed_rate = None
+        if t_next == t_finish:
+            done = self.active & (t_done <= dt * (1 + REL) + 1e-15)
+            self.finish[done] = self.now
+            self.remaining[done] = 0.0
+            self.active &= ~done
+            self.departed_rate = float(self.rates[done].min()) if done.any() else None
+            self.rates = np.where(done, 0.0, self.rates)
+
+    def apply_events(self) -> None:
+        """The link changes, storm edges and reactions due now; routes recomputed after any."""
+        rerouted = False
+        while self.pending and self.pending[0][0] <= self.now:
+            _, _, event = heapq.heappop(self.pending)
+            self.apply(event)
+            rerouted = True
+        if rerouted:
+            self.departed_rate = None
+            self.inc = self.flows.incidence(self.state)
+            self.cap = self.state.link_capacity_bps()
+            self.line_rate = None
+
+    def apply(self, event: Event) -> None:
+        if isinstance(event, StormEdge):
+            (self.storming.add if event.on else self.storming.discard)(event.link)
+        elif isinstance(event, LinkChange):
+            self.state.cable_gbps[event.cable] = event.gbps
+            self.state.cable_loss[event.cable] = event.loss
+            self.push(Converged(self.now + self.timing.convergence_s))
+            self.push(NicNoticed(self.now + self.timing.nic_delay_s))
+        elif isinstance(event, Converged):
+            self.state.converge()
+        else:
+            self.state.nic_notices()
+
+    def done(self) -> bool:
+        return not self.active.any() and self.next_arrival >= len(self.flows) and not self.pending
+
+    def step(self) -> bool:
+        """One event; False when the run is over."""
+        self.admit_arrivals()
+        self.compute_telemetry(self.compute_rates())
+        t_done, t_finish, t_next = self.next_times()
+        self.sampler.take(t_next, self.timing.until, self.link_bytes, self.load, self.now,
+                          self.totals, self.per_s)
+        if not np.isfinite(t_next):
+            return False
+        self.advance(t_next, t_done, t_finish)
+        if self.now >= self.timing.until:
+            return False
+        self.apply_events()
+        return not self.done()
+
+
 def simulate(
     state: FabricState,
     flows: Flows | Transfers,
@@ -155,9 +391,10 @@ def simulate(
 ) -> Result:
     """Run `flows` on the fabric of `state` until they all finish (or `until`).
 
-    `changes` alter cable capacities over time. Adaptive routing follows at once; the NIC's
-    plane balancing after `nic_hw_delay_s` (hardware) or `nic_sw_delay_s` (software, when the
-    collective library notices); ECMP and spraying after `convergence_s` (control plane).
+    `changes` alter cable capacities over time (on a copy: `state` is left as it was).
+    Adaptive routing follows at once; the NIC's plane balancing after `nic_hw_delay_s`
+    (hardware) or `nic_sw_delay_s` (software, when the collective library notices); ECMP and
+    spraying after `convergence_s` (control plane).
     `hop_latency_s` adds the propagation delay of the flow's path (hops x latency) to its
     completion time, as a packet-level simulator's FCT includes it.
     `storms` pause links (PFC storms): their flows and every flow blocked behind them upstream
@@ -165,137 +402,14 @@ def simulate(
     model runs on every interval and `Result.counters_at` holds cumulative per-link counters.
     """
     nic_delay = nic_hw_delay_s if state.nic_mode == "hw" else nic_sw_delay_s
-    n = len(flows)
-    remaining = flows.size.astype(float).copy()
-    finish = np.full(n, np.inf)
-    order = np.argsort(flows.start, kind="stable")
-    next_arrival = 0
-    active = np.zeros(n, dtype=bool)
-    now = float(flows.start[order[0]]) if n else 0.0
-    pending: list[tuple[float, int, object]] = []
-    for i, ch in enumerate(sorted(changes or [])):
-        heapq.heappush(pending, (ch.time, i, ch))
-    seq = len(pending)
+    events: list[Event] = list(sorted(changes or []))
     for st_ in storms or []:
-        heapq.heappush(pending, (st_.time, seq := seq + 1, ("storm", st_.link, True)))
-        heapq.heappush(pending, (st_.end, seq := seq + 1, ("storm", st_.link, False)))
-    storming: set[int] = set()
-    link_pos = state.fabric.link_position
-    link_plane = np.repeat(state.fabric.cable_plane, 2)
-    totals = {c: np.zeros(state.fabric.n_links) for c in COUNTERS}
-    samples_c: dict[str, list[np.ndarray]] = {c: [] for c in COUNTERS}
-    line_rate = None
-    link_bytes = np.zeros(state.fabric.n_links)
-    samples_t: list[float] = []
-    samples_b: list[np.ndarray] = []
-    t_first = now
-    k_sample = 0
-    next_sample = now if sample_every else np.inf
-    inc = flows.incidence(state)
-    cap = state.link_capacity_bps()
-    hops = inc.hops()
-    events = 0
-    rates = np.zeros(n)
-    departed_rate = None  # lowest rate among the flows that just completed, if nothing else changed
-    while True:
-        arrived = False
-        while next_arrival < n and flows.start[order[next_arrival]] <= now * (1 + REL) + 1e-15:
-            active[order[next_arrival]] = True
-            next_arrival += 1
-            arrived = True
-        if arrived:
-            departed_rate = None
-        eff_cap = cap
-        if storming:
-            blocked = queue_state(inc, np.zeros(n), cap, np.zeros(n), active,
-                                  storms=np.array(sorted(storming)), link_pos=link_pos,
-                                  link_plane=link_plane)
-            eff_cap = np.where(blocked.paused_fraction >= 1.0, 0.0, cap)
-        if departed_rate is not None and not storming:
-            rates = _after_departures(inc, eff_cap, active, rates, departed_rate)
-        else:
-            rates = max_min_rates(inc, eff_cap, active=active) / 8.0  # bytes/s
-        load = inc.link_load(rates)
-        if telemetry is not None:
-            if line_rate is None:
-                # what each flow asks for: its path alone, shared with its sender's other flows
-                # (an all-to-all sender splits its NIC; an incast sender does not)
-                per_src = np.bincount(flows.src, minlength=int(flows.src.max()) + 1)
-                line_rate = standalone_rates(inc, cap) / per_src[flows.src]
-            q = queue_state(inc, rates * 8, eff_cap, line_rate, active, telemetry,
-                            storms=np.array(sorted(storming)) if storming else None,
-                            link_pos=link_pos, link_plane=link_plane)
-            per_s = {"bytes": load, "packets": load / MTU, "ecn_marked": q.ecn_marks_per_s,
-                     "pause_s": q.paused_fraction, "drops": q.drops_per_s}
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t_done = np.where(active & (rates > 0), remaining / rates, np.inf)
-        t_finish = now + t_done.min(initial=np.inf)
-        t_arrival = flows.start[order[next_arrival]] if next_arrival < n else np.inf
-        t_change = pending[0][0] if pending else np.inf
-        t_next = min(t_finish, t_arrival, t_change, until)
-        while next_sample <= t_next * (1 + 1e-12) and next_sample <= until:
-            samples_t.append(next_sample)
-            samples_b.append(link_bytes + load * (next_sample - now))
-            if telemetry is not None:
-                for c in COUNTERS:
-                    samples_c[c].append(totals[c] + per_s[c] * (next_sample - now))
-            k_sample += 1
-            next_sample = t_first + k_sample * sample_every  # type: ignore[operator]
-        if not np.isfinite(t_next):
-            break
-        dt = t_next - now
-        with np.errstate(invalid="ignore"):  # a flow to itself has an infinite rate
-            remaining = np.where(np.isinf(rates), 0.0, remaining - rates * dt)
-        link_bytes += load * dt
-        if telemetry is not None:
-            for c in COUNTERS:
-                totals[c] += per_s[c] * dt
-        now = t_next
-        events += 1
-        departed_rate = None
-        if t_next == t_finish:
-            done = active & (t_done <= dt * (1 + REL) + 1e-15)
-            finish[done] = now
-            remaining[done] = 0.0
-            active &= ~done
-            departed_rate = float(rates[done].min()) if done.any() else None
-            rates = np.where(done, 0.0, rates)
-        if now >= until:
-            break
-        rerouted = False
-        while pending and pending[0][0] <= now:
-            _, _, item = heapq.heappop(pending)
-            if isinstance(item, tuple):  # a storm starts or ends
-                (storming.add if item[2] else storming.discard)(item[1])
-            elif isinstance(item, LinkChange):
-                state.cable_gbps[item.cable] = item.gbps
-                state.cable_loss[item.cable] = item.loss
-                heapq.heappush(pending, (now + convergence_s, seq := seq + 1, "converge"))
-                heapq.heappush(pending, (now + nic_delay, seq := seq + 1, "nic"))
-            elif item == "converge":
-                state.converge()
-            else:
-                state.nic_notices()
-            rerouted = True
-        if rerouted:
-            departed_rate = None
-            inc = flows.incidence(state)
-            cap = state.link_capacity_bps()
-            line_rate = None
-        if not active.any() and next_arrival >= n and not pending:
-            break
-    # an idle fabric keeps reporting until the end of the window
-    while np.isfinite(until) and next_sample <= until * (1 + 1e-12):
-        samples_t.append(next_sample)
-        samples_b.append(link_bytes.copy())
-        if telemetry is not None:
-            for c in COUNTERS:
-                samples_c[c].append(totals[c].copy())
-        k_sample += 1
-        next_sample = t_first + k_sample * sample_every  # type: ignore[operator]
-    if hop_latency_s:
-        finish = finish + hops * hop_latency_s
-    return Result(finish, flows.start.astype(float), flows.size.astype(float), link_bytes,
-                  np.array(samples_t), np.array(samples_b).reshape(len(samples_t), state.fabric.n_links),
-                  events, {c: np.array(v).reshape(len(samples_t), state.fabric.n_links)
-                           for c, v in samples_c.items()} if telemetry is not None else {})
+        events += [StormEdge(st_.time, st_.link, True), StormEdge(st_.end, st_.link, False)]
+    run = _Run(state, flows, events, _Timing(convergence_s, nic_delay, until), sample_every, telemetry)
+    while run.step():
+        pass
+    run.sampler.idle_until(until, run.link_bytes, run.totals)
+    finish = run.finish + run.hops * hop_latency_s if hop_latency_s else run.finish
+    times, link_bytes_at, counters = run.sampler.arrays()
+    return Result(finish, flows.start.astype(float), flows.size.astype(float), run.link_bytes,
+                  times, link_bytes_at, run.events, counters)

@@ -17,10 +17,16 @@ A flow between two endpoints of one plane takes its host links directly and its 
 through a route class shared by every flow with the same (source leaf, destination leaf) pair in
 a split mode, or its own path in ECMP. NIC plane balancing splits a transfer over planes before
 that: see `twin.workload`.
+
+Each mode is one function of `BALANCERS` (a `Balancer`: the flows of that mode that cross
+leaves, in; the links and route classes they load, out). A new mode is one such function and
+one line in `BALANCERS`; `MODES` lists the names for the CLI and the scenario files.
 """
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -29,7 +35,6 @@ import scipy.sparse as sp
 from twin.maxmin import Incidence
 from twin.topology import Fabric
 
-MODES = ("ecmp", "spray", "ar")
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
@@ -66,7 +71,7 @@ class FabricState:
     """
 
     fabric: Fabric
-    mode: list[str] = field(default_factory=list)  # per plane: ecmp | spray | ar
+    mode: list[str] = field(default_factory=list)  # per plane: a BALANCERS name
     seed: int = 0
     nic_mode: str = "hw"  # hw | sw plane balancing
     gbn_window: int = 64  # packets a RoCE go-back-N sender resends per loss (about a BDP)
@@ -74,6 +79,7 @@ class FabricState:
     cable_gbps: np.ndarray = field(init=False)  # current capacity (degraded or 0 when down)
     converged_alive: np.ndarray = field(init=False)  # cable usable for ECMP/spray next hops
     nic_gbps: np.ndarray = field(init=False)  # cable capacity as the NIC's plane balancing knows it
+    cable_loss: np.ndarray = field(init=False)  # packet loss probability per cable (a dirty optic)
 
     def __post_init__(self) -> None:
         if not self.mode:
@@ -81,14 +87,24 @@ class FabricState:
         if len(self.mode) != self.fabric.spec.planes:
             raise ValueError(f"{len(self.mode)} balancing modes for {self.fabric.spec.planes} planes")
         for m in self.mode:
-            if m not in MODES:
-                raise ValueError(f"unknown load balancing mode {m!r}; one of {', '.join(MODES)}")
+            if m not in BALANCERS:
+                raise ValueError(f"unknown load balancing mode {m!r}; one of {', '.join(BALANCERS)}")
         if self.nic_mode not in NIC_MODES:
             raise ValueError(f"unknown NIC plane balancing {self.nic_mode!r}; one of hw, sw")
         self.cable_gbps = self.fabric.cable_gbps.astype(float).copy()
         self.cable_loss = np.zeros(self.fabric.n_cables)
         self.converged_alive = self.cable_gbps > 0
         self.nic_gbps = self.cable_gbps.copy()
+
+    def copy(self) -> FabricState:
+        """An independent copy of the link states and modes (the fabric itself is shared: it
+        is not changed by a simulation)."""
+        other = copy.copy(self)
+        other.mode = list(self.mode)
+        other.ecmp_switches = set(self.ecmp_switches)
+        for name in ("cable_gbps", "cable_loss", "converged_alive", "nic_gbps"):
+            setattr(other, name, getattr(self, name).copy())
+        return other
 
     def converge(self) -> None:
         """The control plane has caught up with the current link states."""
@@ -166,12 +182,51 @@ def _leaf_rows(fabric: Fabric) -> tuple[dict[int, int], np.ndarray]:
     return index, up
 
 
+@dataclass(frozen=True)
+class Crossing:
+    """The flows of one balancing mode whose source and destination leaves differ: what a
+    `Balancer` routes. Per-flow arrays cover every flow of the `route` call; `idx` picks this
+    mode's."""
+
+    state: FabricState
+    up: np.ndarray  # leaf rows x uplink cables (-1: none), see `_leaf_rows`
+    s_leaf: np.ndarray  # per flow: leaf row of the source
+    d_leaf: np.ndarray
+    entropy: np.ndarray  # per flow: what a hash picks a path by
+    clean: np.ndarray  # per flow: its plane has every fabric cable up at speed, converged
+    idx: np.ndarray  # positions of this mode's flows
+
+
+@dataclass
+class Part:
+    """What a balancer makes of its flows: links each flow loads on its own (`rows` links,
+    `cols` flow positions, `vals` shares) and route classes shared by flows (`routes`, links x
+    classes, with flow position `mix_cols` taking class `mix_rows` at weight one)."""
+
+    rows: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    cols: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    vals: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    routes: list[sp.csr_matrix] = field(default_factory=list)
+    mix_rows: list[np.ndarray] = field(default_factory=list)  # class index within its block
+    mix_cols: list[np.ndarray] = field(default_factory=list)
+
+    def add_routes(self, routes: sp.csr_matrix, mix_rows: np.ndarray, mix_cols: np.ndarray) -> Part:
+        self.routes.append(routes)
+        self.mix_rows.append(mix_rows)
+        self.mix_cols.append(mix_cols)
+        return self
+
+
+Balancer = Callable[[Crossing], Part]
+
+
 def route(state: FabricState, src_ep: np.ndarray, dst_ep: np.ndarray,
           entropy: np.ndarray | None = None) -> Incidence:
     """The flow-link incidence of flows from endpoint `src_ep[f]` to `dst_ep[f]` (same plane).
 
     entropy: per-flow integer that ECMP hashes (a QP number, a UDP source port); defaults to
-    the flow index, so distinct flows spread as distinct 5-tuples do.
+    the flow index, so distinct flows spread as distinct 5-tuples do. Host links are loaded
+    here; the fabric part of flows between leaves is each plane's balancer's (`BALANCERS`).
     """
     f = state.fabric
     src_ep = np.asarray(src_ep, dtype=np.int64)
@@ -187,50 +242,38 @@ def route(state: FabricState, src_ep: np.ndarray, dst_ep: np.ndarray,
     d_leaf = to_row[f.ep_leaf[dst_ep]]
     # host links: up at the source, down at the destination (none for a flow to itself)
     own = src_ep != dst_ep
-    rows = [2 * f.ep_cable[src_ep][own], 2 * f.ep_cable[dst_ep][own] + 1]
-    cols = [np.flatnonzero(own)] * 2
-    vals = [np.ones(own.sum())] * 2
+    host = Part(np.concatenate([2 * f.ep_cable[src_ep][own], 2 * f.ep_cable[dst_ep][own] + 1]),
+                np.tile(np.flatnonzero(own), 2), np.ones(2 * own.sum()))
     cross = own & (s_leaf != d_leaf)
     plane = f.ep_plane[src_ep]
     modes = np.array([state.mode[p] for p in range(f.spec.planes)])[plane]
     if state.ecmp_switches:  # leaves left in ECMP (misconfigured, adaptive routing off)
         modes = np.where(np.isin(f.ep_leaf[src_ep], list(state.ecmp_switches)), "ecmp", modes)
-    ecmp = cross & (modes == "ecmp")
-    split = cross & (modes != "ecmp")
-    if ecmp.any():
-        r, c, v = _ecmp_links(state, up, s_leaf[ecmp], d_leaf[ecmp], entropy[ecmp])
-        idx = np.flatnonzero(ecmp)
-        rows.append(r)
-        cols.append(idx[c])
-        vals.append(v)
-    direct = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                           shape=(f.n_links, n))
-    if not split.any():
+    clean = _clean_planes(state)[plane]
+    parts = [host]
+    for name in dict.fromkeys(modes[cross].tolist()):  # modes in first-use order
+        idx = np.flatnonzero(cross & (modes == name))
+        parts.append(BALANCERS[name](Crossing(state, up, s_leaf, d_leaf, entropy, clean, idx)))
+    return _incidence(parts, f.n_links, n)
+
+
+def _incidence(parts: list[Part], n_links: int, n: int) -> Incidence:
+    """The balancers' parts as one incidence: direct links summed, route blocks side by side."""
+    rows = np.concatenate([p.rows for p in parts])
+    direct = sp.csr_matrix((np.concatenate([p.vals for p in parts]),
+                            (rows, np.concatenate([p.cols for p in parts]))), shape=(n_links, n))
+    blocks = [m for p in parts for m in p.routes]
+    if not blocks:
         return Incidence(direct)
-    clean = _clean_planes(state)
-    sep = split & clean[plane]
-    pair = split & ~clean[plane]
-    blocks, mix_rows, mix_cols = [], [], []
-    offset = 0
-    if sep.any():
-        m, r, c = _separable_routes(state, up, s_leaf, d_leaf, np.flatnonzero(sep))
-        blocks.append(m)
-        mix_rows.append(r)
-        mix_cols.append(c)
-        offset = m.shape[1]
-    if pair.any():
-        idx = np.flatnonzero(pair)
-        pairs, inverse = np.unique(
-            np.stack([s_leaf[idx], d_leaf[idx], (modes[idx] == "ar").astype(np.int64)], 1),
-            axis=0, return_inverse=True)
-        demand = np.bincount(inverse.ravel(), minlength=len(pairs)).astype(float)
-        blocks.append(_split_routes(state, up, pairs, demand))
-        mix_rows.append(offset + inverse.ravel())
-        mix_cols.append(idx)
-    routes = sp.hstack(blocks, format="csr")
+    mix_rows, offset = [], 0
+    for p in parts:
+        for m, r in zip(p.routes, p.mix_rows, strict=True):
+            mix_rows.append(offset + r)
+            offset += m.shape[1]
     r = np.concatenate(mix_rows)
-    mix = sp.csr_matrix((np.ones(len(r)), (r, np.concatenate(mix_cols))), shape=(routes.shape[1], n))
-    return Incidence(direct, routes, mix=mix)
+    c = np.concatenate([c for p in parts for c in p.mix_cols])
+    mix = sp.csr_matrix((np.ones(len(r)), (r, c)), shape=(offset, n))
+    return Incidence(direct, sp.hstack(blocks, format="csr"), mix=mix)
 
 
 def _clean_planes(state: FabricState) -> np.ndarray:
@@ -263,9 +306,9 @@ def _separable_routes(state: FabricState, up: np.ndarray, s_leaf: np.ndarray, d_
     rows = [s_leaf[idx], n_leaf + d_leaf[idx]]
     cols = [idx, idx]
     if f.spec.tiers == 3:
-        lpp = f.extra["pods"][0]["leaves_per_pod"]
+        lpp = f.pods[0].leaves_per_pod
         n_pod = n_leaf // lpp
-        agg_up = f.extra["agg_up_cables"]
+        agg_up = f.agg_up_cables
         agg_of_leaf = f.cable_b[up]  # every leaf of a pod reaches the same aggs
         pod_rows, pod_cables = [], []
         for pod in range(n_pod):
@@ -288,11 +331,9 @@ def _path_cables(state: FabricState, up: np.ndarray, s: np.ndarray, d: np.ndarra
     f = state.fabric
     if f.spec.tiers == 2:
         return np.stack([up[s], up[d]], axis=2), np.array([0, 1])
-    pods = f.extra["pods"]
-    lpp = pods[0]["leaves_per_pod"]
-    leaves_per_plane = len(f.leaf_up_cables) // f.spec.planes
+    lpp = f.pods[0].leaves_per_pod
     same_pod = (s // lpp) == (d // lpp)
-    agg_up = f.extra["agg_up_cables"]
+    agg_up = f.agg_up_cables
     # agg node of (leaf row, uplink j) and its core cables (aggs x m)
     agg_nodes = f.cable_b[up]  # leaf rows x j
     m_width = len(next(iter(agg_up.values())))
@@ -312,7 +353,6 @@ def _path_cables(state: FabricState, up: np.ndarray, s: np.ndarray, d: np.ndarra
         pad[:, :j, 0] = two[:, :, 0]
         pad[:, :j, 3] = two[:, :, 1]
         paths = np.where(same_pod[:, None, None], pad, paths)
-    del leaves_per_plane
     return paths, np.array([0, 0, 1, 1])
 
 
@@ -362,7 +402,7 @@ def _balance_ar(w: np.ndarray, usable: np.ndarray, links: np.ndarray, demand: np
     return w
 
 
-def _split_routes(state: FabricState, up: np.ndarray, pairs: np.ndarray,
+def _split_routes(state: FabricState, up: np.ndarray, pairs: np.ndarray, adaptive: bool,
                   demand: np.ndarray | None = None) -> sp.csr_matrix:
     """Route classes (links x pairs) of the split modes: weights over each pair's paths.
 
@@ -370,7 +410,8 @@ def _split_routes(state: FabricState, up: np.ndarray, pairs: np.ndarray,
     each path's capacity and then balances load across pairs (`_balance_ar`), so traffic to a
     leaf that lost spine links moves off the uplinks it depends on.
     """
-    s, d, is_ar = pairs[:, 0], pairs[:, 1], pairs[:, 2].astype(bool)
+    s, d = pairs[:, 0], pairs[:, 1]
+    is_ar = np.full(len(s), adaptive)
     paths, down = _path_cables(state, up, s, d)
     present = paths >= 0
     cap_now = state.cable_gbps[np.maximum(paths, 0)]
@@ -386,9 +427,8 @@ def _split_routes(state: FabricState, up: np.ndarray, pairs: np.ndarray,
     if none.any():
         w[none] = present.any(axis=2)[none] / np.maximum(present.any(axis=2)[none].sum(1, keepdims=True), 1)
     links = 2 * paths + down[None, None, :]
-    if demand is not None and is_ar.any():
-        ar = is_ar & ~none
-    if demand is not None and is_ar.any() and ar.any():
+    ar = is_ar & ~none
+    if demand is not None and ar.any():
         cap = state.link_capacity_bps()
         w[ar] = _balance_ar(w[ar], (path_cap > 0)[ar], np.where(present, links, -1)[ar], demand[ar],
                             cap, state.fabric.n_links)
@@ -399,3 +439,39 @@ def _split_routes(state: FabricState, up: np.ndarray, pairs: np.ndarray,
                       shape=(state.fabric.n_links, len(s)))
     m.sum_duplicates()  # paths sharing a link (the leaf uplink of 3-tier paths) add up
     return m
+
+
+def _split(c: Crossing, adaptive: bool) -> Part:
+    """Spraying or adaptive routing: in clean planes, per-leaf and per-pod classes
+    (`_separable_routes`); elsewhere one class per (source leaf, destination leaf) pair."""
+    part = Part()
+    sep, pair = c.idx[c.clean[c.idx]], c.idx[~c.clean[c.idx]]
+    if sep.size:
+        part.add_routes(*_separable_routes(c.state, c.up, c.s_leaf, c.d_leaf, sep))
+    if pair.size:
+        pairs, inverse = np.unique(np.stack([c.s_leaf[pair], c.d_leaf[pair]], 1), axis=0,
+                                   return_inverse=True)
+        demand = np.bincount(inverse.ravel(), minlength=len(pairs)).astype(float)
+        part.add_routes(_split_routes(c.state, c.up, pairs, adaptive, demand), inverse.ravel(), pair)
+    return part
+
+
+def ecmp(c: Crossing) -> Part:
+    """ECMP: each flow on one hashed path of the last convergence."""
+    rows, cols, vals = _ecmp_links(c.state, c.up, c.s_leaf[c.idx], c.d_leaf[c.idx], c.entropy[c.idx])
+    return Part(rows, c.idx[cols], vals)
+
+
+def spray(c: Crossing) -> Part:
+    """Oblivious per-packet spraying: an even split over the paths of the last convergence."""
+    return _split(c, adaptive=False)
+
+
+def ar(c: Crossing) -> Part:
+    """Adaptive routing: by capacity over the paths alive now, then balanced on load."""
+    return _split(c, adaptive=True)
+
+
+# the load balancing modes, by the name scenarios and the CLI use; a new mode is one line here
+BALANCERS: dict[str, Balancer] = {"ecmp": ecmp, "spray": spray, "ar": ar}
+MODES = tuple(BALANCERS)

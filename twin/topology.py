@@ -53,6 +53,16 @@ class FabricSpec:
 
 
 @dataclass
+class Pods:
+    """The pods of one plane of a 3-tier fabric: leaves per pod (the same in every pod), the
+    agg nodes of each pod, in order, and the plane's core nodes."""
+
+    leaves_per_pod: int
+    aggs: list[list[int]]
+    cores: list[int]
+
+
+@dataclass
 class Fabric:
     """A built fabric: node and cable arrays plus names."""
 
@@ -75,7 +85,13 @@ class Fabric:
     ep_leaf: np.ndarray  # node index of the leaf
     # structure for routing
     leaf_up_cables: dict[int, np.ndarray] = field(default_factory=dict)  # leaf -> cables to tier 2
-    extra: dict = field(default_factory=dict)
+    agg_up_cables: dict[int, np.ndarray] = field(default_factory=dict)  # 3-tier: agg -> core cables (-1 pad)
+    pods: dict[int, Pods] = field(default_factory=dict)  # 3-tier: plane -> its pods
+    spines: dict[int, list[int]] = field(default_factory=dict)  # 2-tier built: plane -> spine nodes
+    hosts_per_leaf: int = 0  # built from a spec (0 when discovered)
+    leaf_uplinks: int = 0
+    leaf_groups: int = 0
+    discovered: bool = False  # from cabling (`twin.discover`), not from a spec
 
     @property
     def n_nodes(self) -> int:
@@ -202,7 +218,9 @@ class _Builder:
             self.node(f"{s.host_prefix}{h + 1:04d}", 0, -1)
         ep_host, ep_nic, ep_plane, ep_cable, ep_leaf = [], [], [], [], []
         leaf_up_cables: dict[int, np.ndarray] = {}
-        extra: dict = {"hosts_per_leaf": hpl, "leaf_uplinks": leaf_up, "leaf_groups": groups}
+        self.spines: dict[int, list[int]] = {}
+        self.pods: dict[int, Pods] = {}
+        self.agg_up: dict[int, np.ndarray] = {}
         for p in range(s.planes):
             leaves = {}
             for g in range(groups):
@@ -221,9 +239,9 @@ class _Builder:
                     ep_leaf.append(leaf)
             leaf_list = list(leaves.values())
             if s.tiers == 2:
-                self._two_tier(p, leaf_list, leaf_up, leaf_up_cables, extra)
+                self._two_tier(p, leaf_list, leaf_up, leaf_up_cables)
             else:
-                self._three_tier(p, leaf_list, leaf_up, leaf_up_cables, extra)
+                self._three_tier(p, leaf_list, leaf_up, leaf_up_cables)
         return Fabric(
             spec=s, node_name=self.names, node_kind=np.array(self.kind), node_plane=np.array(self.plane),
             cable_a=np.array(self.ca), cable_b=np.array(self.cb), cable_port_a=self.pa,
@@ -231,10 +249,11 @@ class _Builder:
             cable_plane=np.array(self.cplane), cable_tier=np.array(self.tier),
             ep_host=np.array(ep_host), ep_nic=np.array(ep_nic), ep_plane=np.array(ep_plane),
             ep_cable=np.array(ep_cable), ep_leaf=np.array(ep_leaf),
-            leaf_up_cables=leaf_up_cables, extra=extra,
+            leaf_up_cables=leaf_up_cables, agg_up_cables=self.agg_up, pods=self.pods,
+            spines=self.spines, hosts_per_leaf=hpl, leaf_uplinks=leaf_up, leaf_groups=groups,
         )
 
-    def _two_tier(self, p: int, leaves: list[int], leaf_up: int, up: dict, extra: dict) -> None:
+    def _two_tier(self, p: int, leaves: list[int], leaf_up: int, up: dict) -> None:
         spines_n = min(leaf_up, self.s.spine_radix)
         if leaf_up % spines_n:
             raise TopologyError(f"{leaf_up} leaf uplinks cannot spread evenly over {spines_n} spines")
@@ -243,13 +262,13 @@ class _Builder:
             raise TopologyError(
                 f"{len(leaves)} leaves x {per} links exceed the spine radix {self.s.spine_radix}: use tiers = 3")
         spines = [self.node(f"spine-p{p}-{i + 1:02d}", 2, p) for i in range(spines_n)]
-        extra.setdefault("spines", {})[p] = spines
+        self.spines[p] = spines
         for leaf in leaves:
             cables = [self.cable(leaf, self.port(leaf), sp, self.s.fabric_speed_gbps, p, 1)
                       for sp in spines for _ in range(per)]
             up[leaf] = np.array(cables)
 
-    def _three_tier(self, p: int, leaves: list[int], leaf_up: int, up: dict, extra: dict) -> None:
+    def _three_tier(self, p: int, leaves: list[int], leaf_up: int, up: dict) -> None:
         s = self.s
         pods = s.pods or max(1, -(-len(leaves) // max(1, s.spine_radix // 2)))
         if len(leaves) % pods:
@@ -272,5 +291,5 @@ class _Builder:
                 agg_up_cables[a] = np.array([
                     self.cable(a, self.port(a), cores[j * agg_up + m], s.fabric_speed_gbps, p, 2)
                     for m in range(agg_up)])
-        extra.setdefault("pods", {})[p] = {"leaves_per_pod": lpp, "aggs": pod_aggs, "cores": cores}
-        extra.setdefault("agg_up_cables", {}).update(agg_up_cables)
+        self.pods[p] = Pods(lpp, pod_aggs, cores)
+        self.agg_up.update(agg_up_cables)

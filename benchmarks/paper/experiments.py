@@ -147,7 +147,7 @@ def alltoall_fraction(f, down_fraction: float, seed: int) -> float:
     hosts = np.arange(f.spec.hosts)
     src = np.repeat(hosts, len(hosts) - 1)
     dst = np.array([d for s_ in hosts for d in hosts if d != s_])
-    per_leaf = f.extra["hosts_per_leaf"]
+    per_leaf = f.hosts_per_leaf
     cross = src // per_leaf != dst // per_leaf
     src, dst = src[cross], dst[cross]
     healthy = FabricState(f, mode=["ar"])

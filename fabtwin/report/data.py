@@ -15,10 +15,13 @@ import duckdb
 import polars as pl
 
 from replay.detectors import ERRORS_PER_S
+from replay.fabric import fabric_from_store
 from replay.investigate import diagnose
+from replay.outages import merge_outages
+from replay.rates import RATE_COLUMNS, rates_sql
 from replay.stored import StoredIncident as IncidentRow
 from replay.stored import load_incidents
-from twin.discover import SWITCH_NAME, from_cabling
+from twin.discover import SWITCH_NAME
 from twin.faults import KINDS
 from twin.topology import TopologyError
 
@@ -119,12 +122,9 @@ class Layout:
 
 
 def layout(con: duckdb.DuckDBPyConnection) -> Layout | str:
-    """The fabric the cabling describes (twin.discover), or why there is none."""
-    rows = con.execute("SELECT device, ifname, peer_device, peer_ifname FROM neighbors").fetchall()
-    speeds = dict(con.execute("""SELECT device || ':' || ifname, max(value) / 1e9 FROM port_gauges
-                                 WHERE counter = 'port_speed_bps' AND value > 0 GROUP BY 1""").fetchall())
+    """The fabric the cabling describes (replay.fabric), or why there is none."""
     try:
-        f = from_cabling(rows, speeds_gbps=speeds)
+        f = fabric_from_store(con)
     except TopologyError as exc:
         return str(exc)
     names = f.node_name
@@ -167,62 +167,6 @@ def cache_down_intervals(con: duckdb.DuckDBPyConnection) -> None:
     oper-status sample, so it is read once."""
     con.execute("""CREATE OR REPLACE TEMP TABLE report_down AS
         SELECT port_id, start, "end" FROM link_state_intervals WHERE state = 'down'""")
-
-
-# the port_rates columns the report draws, and the canonical counters each sums (views.sql)
-RATE_COLUMNS = {
-    "tx_bytes_per_s": ("tx_bytes",), "rx_bytes_per_s": ("rx_bytes",),
-    "ecn_marked_per_s": ("ecn_marked",), "tx_pause_per_s": ("tx_pause",), "rx_pause_per_s": ("rx_pause",),
-    "errors_per_s": ("rx_errors", "tx_errors", "rx_fcs_errors", "symbol_errors"),
-    "discards_per_s": ("rx_discards", "tx_discards", "no_buffer_drops", "wred_drops"),
-}
-
-
-def rates_sql(columns: list[str], group: str) -> str:
-    """SQL for per-port rates of `columns` (keys of RATE_COLUMNS), one row per port and `group`
-    (an expression of ts: `ts` itself, or a time bucket), for the ports of the devices in $d
-    between $t0 and $t1.
-
-    The same rates as the `port_rates` view (wraps of 32- and 64-bit counters kept, resets
-    dropped, one source per port and counter: the metric with the most samples), but read from
-    `samples` for these few counters and devices only: the view evaluates every counter of every
-    port, minutes on a 1-hour 256-switch store. Over a bucket, a rate is the bucket's counted
-    delta over its covered seconds (per queue or priority, then summed).
-    """
-    counters = sorted({c for col in columns for c in RATE_COLUMNS[col]})
-    listed = ", ".join(f"'{c}'" for c in counters)
-    pivot = ",\n".join(
-        f"sum(rate) FILTER (WHERE counter IN ({', '.join(repr(c) for c in RATE_COLUMNS[col])})) AS {col}"
-        for col in columns)
-    return f"""
-        WITH s AS (
-            SELECT device, ifname, counter, metric, qualifier, ts, value, file_id, line,
-                   hash(device, ifname, metric, qualifier) AS series FROM samples
-            WHERE counter IN ({listed}) AND list_contains($d::VARCHAR[], device)
-              AND ts BETWEEN $t0 - INTERVAL 5 MINUTE AND $t1 AND value IS NOT NULL AND isfinite(value)
-        ), preferred AS (
-            SELECT device, ifname, counter, qualifier, metric FROM (
-                SELECT device, ifname, counter, qualifier, metric, count(*) AS n FROM s GROUP BY ALL)
-            QUALIFY row_number() OVER (PARTITION BY device, ifname, counter, qualifier
-                                       ORDER BY n DESC, metric) = 1
-        ), d AS (
-            SELECT s.*, lag(value) OVER w AS prev, lag(ts) OVER w AS prev_ts,
-                   max(value) OVER (PARTITION BY series) AS series_max
-            FROM s JOIN preferred USING (device, ifname, counter, qualifier, metric)
-            WINDOW w AS (PARTITION BY series ORDER BY ts, file_id, line)  -- as views.sql
-        ), r AS (
-            SELECT device, ifname, counter, qualifier, ts,
-                   epoch_us(ts - prev_ts) / 1e6 AS dt,
-                   counter_delta(value, prev, series_max) AS delta  -- views.sql's macro
-            FROM d WHERE prev IS NOT NULL AND ts > prev_ts AND ts >= $t0
-        ), q AS (
-            SELECT device, ifname, counter, qualifier, {group} AS ts,
-                   sum(delta) / sum(dt) FILTER (WHERE delta IS NOT NULL) AS rate
-            FROM r GROUP BY ALL
-        )
-        SELECT device, device || ':' || ifname AS port, ts,
-               {pivot}
-        FROM q GROUP BY device, ifname, ts"""
 
 
 DEVICES_PER_PASS = 32
@@ -369,14 +313,8 @@ def down_intervals(con: duckdb.DuckDBPyConnection, ports: list[str], t0: datetim
     rows = con.execute("""
         SELECT greatest(start, $t0), least(coalesce("end", $t1), $t1) FROM report_down
         WHERE list_contains($p::VARCHAR[], port_id) AND start < $t1
-          AND coalesce("end", $t1) > $t0 ORDER BY start""", {"p": ports, "t0": t0, "t1": t1}).fetchall()
-    merged: list[list[datetime]] = []
-    for a, b in rows:
-        if merged and a <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], b)
-        else:
-            merged.append([a, b])
-    return [(a, b) for a, b in merged]
+          AND coalesce("end", $t1) > $t0""", {"p": ports, "t0": t0, "t1": t1}).fetchall()
+    return merge_outages(rows)
 
 
 def expected(con: duckdb.DuckDBPyConnection, ports: list[str], t0: datetime, t1: datetime) -> pl.DataFrame:

@@ -18,6 +18,7 @@ from pathlib import Path
 import duckdb
 
 from collectors.readonly import open_readonly
+from replay.rates import rates_sql
 from replay.stored import StoredIncident as Incident  # noqa: F401 - the screens' name
 from replay.stored import load_evidence, load_incidents
 from twin.faults import KINDS
@@ -306,19 +307,25 @@ class StoreData:
 
     # -- fabric -----------------------------------------------------------------------------
     def fabric(self):
-        """The discovered Fabric (twin.discover.from_cabling of the neighbors), or None."""
+        """The fabric of the store's cabling (replay.fabric.fabric_from_store), or None."""
         return self._once("fabric", self._discover)
 
     def _discover(self):
-        from twin.discover import from_cabling
+        # imported here: networkx and the twin stay out of the UI's start-up
+        from replay.fabric import fabric_from_store
         from twin.topology import TopologyError
 
-        rows = self._rows("SELECT device, ifname, peer_device, peer_ifname FROM neighbors")
         try:
-            return from_cabling(rows)
+            # the speeds would read every gauge sample of the store: the heatmap takes the
+            # replay's capacities when there are, the cabling's default otherwise
+            found = self._read(lambda cur: [fabric_from_store(cur, speeds=False)])
         except TopologyError as exc:
             self._fabric_error = str(exc)
             return None
+        if not found:  # a DuckDB file without a neighbors table
+            self._fabric_error = "no cabling: ingest LLDP (lldpctl -f json) or a containerlab topology first"
+            return None
+        return found[0]
 
     @property
     def fabric_error(self) -> str | None:
@@ -454,20 +461,15 @@ class StoreData:
         return {r[0] for r in rows}
 
     def _port_util(self, t0: datetime, t1: datetime) -> dict[str, float]:
-        """Bytes/s per port in [t0, t1) from the counters' first and last values in the window
-        (one metric per port and direction: the larger)."""
-        rows = self._rows("""
-            WITH r AS (
-                SELECT device, ifname, counter, metric, qualifier,
-                    (arg_max(value, ts) - arg_min(value, ts))
-                        / nullif(epoch_us(max(ts) - min(ts)) / 1e6, 0) AS rate
-                FROM samples WHERE ts >= ? AND ts < ? AND counter IN ('tx_bytes', 'rx_bytes')
-                GROUP BY ALL
-            ), m AS (
-                SELECT device, ifname, counter, metric, sum(rate) AS rate FROM r
-                WHERE rate >= 0 GROUP BY ALL
-            )
-            SELECT device || ':' || ifname, max(rate) FROM m GROUP BY ALL""", [t0, t1])
+        """Bytes/s per port in [t0, t1), the larger of tx and rx: the counted bytes of the
+        sample intervals ending in the window over their seconds, as `port_rates` counts them
+        (wraps added back, resets dropped: `replay.rates`), for this window's samples only."""
+        sql = rates_sql(["tx_bytes_per_s", "rx_bytes_per_s"], "$t0::TIMESTAMP", by_device=False)
+        # rates_sql's window is closed; the heatmap's is [t0, t1)
+        params = {"t0": t0, "t1": t1 - timedelta(microseconds=1)}
+        rows = self._read(lambda cur: cur.execute(f"""
+            SELECT port, greatest(tx_bytes_per_s, rx_bytes_per_s) FROM ({sql})
+            WHERE greatest(tx_bytes_per_s, rx_bytes_per_s) IS NOT NULL""", params).fetchall())
         return {p: r for p, r in rows}
 
     def _once(self, key: str, compute):
