@@ -388,8 +388,12 @@ def simulate(
     nic_sw_delay_s: float = 1.0,
     storms: list[Storm] | None = None,
     telemetry: QueueConfig | None = None,
+    idle_tail: bool = True,
 ) -> Result:
     """Run `flows` on the fabric of `state` until they all finish (or `until`).
+
+    With `idle_tail` (telemetry windows), sampling goes on over the idle fabric up to a finite
+    `until`; without it (what-if runs, where `until` is only a cap) the run ends with its last flow.
 
     `changes` alter cable capacities over time (on a copy: `state` is left as it was).
     Adaptive routing follows at once; the NIC's plane balancing after `nic_hw_delay_s`
@@ -408,7 +412,8 @@ def simulate(
     run = _Run(state, flows, events, _Timing(convergence_s, nic_delay, until), sample_every, telemetry)
     while run.step():
         pass
-    run.sampler.idle_until(until, run.link_bytes, run.totals)
+    if idle_tail:
+        run.sampler.idle_until(until, run.link_bytes, run.totals)
     finish = run.finish + run.hops * hop_latency_s if hop_latency_s else run.finish
     times, link_bytes_at, counters = run.sampler.arrays()
     return Result(finish, flows.start.astype(float), flows.size.astype(float), run.link_bytes,

@@ -233,7 +233,7 @@ def from_document(doc: Document, source: Source) -> Scenario:
     if not jobs and not flows_file:
         raise ScenarioError(f"{p}: no [[jobs]] and no [run] flows: nothing would be sent")
     return Scenario(str(p), spec, modes, bal.nic, bal.seed, bal.convergence_ms / 1e3, jobs,
-                    list(doc.faults), (run.until_ms or 1e12) / 1e3,
+                    list(doc.faults), run.until_ms / 1e3 if run.until_ms else np.inf,
                     run.sample_ms / 1e3 if run.sample_ms else None, run.hop_latency_us / 1e6,
                     flows_file, source)
 
@@ -330,5 +330,6 @@ def run(sc: Scenario) -> Outcome:
     traffic = apply_faults(state, Transfers.concat(parts), faults)
     result = simulate(state, traffic, changes=[c for f in faults for c in f.changes],
                       storms=[s for f in faults for s in f.storms], convergence_s=sc.convergence_s,
-                      until=sc.until_s, sample_every=sc.sample_s, hop_latency_s=sc.hop_latency_s)
+                      until=sc.until_s, sample_every=sc.sample_s, hop_latency_s=sc.hop_latency_s,
+                      idle_tail=False)
     return Outcome(sc, fabric, result, traffic, [n for n, _ in sc.jobs], time.perf_counter() - t0)
