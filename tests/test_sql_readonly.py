@@ -123,15 +123,23 @@ def env(stores, monkeypatch):
     return stores
 
 
+_HASHES: dict[tuple, str] = {}
+
+
 def snapshot(root: Path) -> dict[str, str]:
-    """Every file and folder under `root`, with the sha256 of each file's bytes."""
+    """Every file and folder under `root`, with the sha256 of each file's bytes (hashed again
+    whenever its inode, size or modification time differs from the last time)."""
     out = {}
     for d, dirs, files in os.walk(root):
         for name in dirs:
             out[os.path.relpath(os.path.join(d, name), root) + "/"] = "dir"
         for name in files:
             p = os.path.join(d, name)
-            out[os.path.relpath(p, root)] = hashlib.sha256(Path(p).read_bytes()).hexdigest()
+            st = os.stat(p)
+            key = (p, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            if key not in _HASHES:
+                _HASHES[key] = hashlib.sha256(Path(p).read_bytes()).hexdigest()
+            out[os.path.relpath(p, root)] = _HASHES[key]
     return out
 
 
