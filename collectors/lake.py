@@ -41,6 +41,7 @@ from pathlib import Path
 
 import duckdb
 
+from collectors.readonly import fence
 from collectors.store import DATA_TABLES, Store, StoreError, _sql
 
 VERSION = 1
@@ -187,12 +188,14 @@ def lake_connection(root: str | Path) -> duckdb.DuckDBPyConnection:
 
 
 def open_lake(root: str | Path) -> duckdb.DuckDBPyConnection:
-    """`lake_connection` fenced like `store.open_readonly`: only the lake's directory can be
-    read, nothing written, the configuration locked."""
+    """`lake_connection` fenced like `store.open_readonly` (`readonly.fence`): exactly the
+    Parquet files the manifest lists can be read, no file written (not lake.json, not a new file
+    in the lake: DuckDB would let a connection write where it may read a whole directory), the
+    configuration locked."""
+    root = Path(root).resolve()
     con = lake_connection(root)
-    con.execute(f"SET allowed_directories = [{_quote(str(Path(root).resolve()) + os.sep)}]")
-    con.execute("SET enable_external_access = false")
-    con.execute("SET lock_configuration = true")
+    doc = read_manifest(root)
+    fence(con, sorted({str(root / f) for t in doc["tables"].values() for f in t.get("files", [])}))
     return con
 
 

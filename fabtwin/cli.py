@@ -151,60 +151,85 @@ def _print_summary(summary: IngestSummary) -> None:
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "parquet"]),
               default="table", show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the result to this file (required for parquet).")
+              help="Write the result to this file, replaced when the query succeeds (required "
+                   "for parquet; never the store or a file inside it).")
 @click.option("--max-rows", default=50, show_default=True,
               help="Rows shown by the table format (the others write every row).")
 def sql(query: str, db: str, fmt: str, output: Path | None, max_rows: int) -> None:
-    """Run a read-only SQL QUERY on the store (tables and views: see the README)."""
+    """Run a read-only SQL QUERY on the store (tables and views: see the README); `-` reads
+    the query from stdin."""
     from collectors.query import QueryRefused, run_query
+    from collectors.readonly import OutputError, check_output, check_output_folder
     from collectors.store import StoreError
 
+    if query == "-":
+        query = sys.stdin.read()
     if fmt == "parquet" and output is None:
         fail("--format parquet needs --output FILE")
     try:
-        result = run_query(db, query)
-    except (FileNotFoundError, StoreError) as exc:
+        if output is not None:
+            check_output(output, db)
+            check_output_folder(output)
+        result = run_query(db, query, fmt=fmt)
+    except (FileNotFoundError, StoreError, OutputError, QueryRefused) as exc:
         fail(str(exc))
-    except QueryRefused as exc:
-        fail(str(exc))
+    except resource_errors() as exc:
+        store_failure(db, exc)
     with result:
-        _write_result(result.reader, fmt, output, max_rows)
+        try:
+            _write_result(result.reader, fmt, output, max_rows)
+        except OSError as exc:  # the output's folder refused the file: name the output
+            fail(f"{output or 'stdout'}: {exc.strerror or exc}")
+        except Exception as exc:  # noqa: BLE001 - DuckDB or Arrow failing mid-stream: one line
+            import duckdb
+            import pyarrow as pa
+
+            if not isinstance(exc, duckdb.Error | pa.ArrowException):
+                raise
+            fail(f"{'SQL error' if isinstance(exc, duckdb.Error) else 'cannot write the result'}: "
+                 f"{' '.join(str(exc).split())}")
 
 
 def _write_result(reader: pa.RecordBatchReader, fmt: str, output: Path | None, max_rows: int) -> None:
-    import orjson
-
-    if fmt == "parquet":
-        import pyarrow.parquet as pq
-
-        with pq.ParquetWriter(output, reader.schema, compression="zstd") as w:
-            for batch in reader:
-                w.write_batch(batch)
+    """Stream `reader` as `fmt` to stdout, or to `output` (replaced only once complete)."""
+    if output is None:
+        _write_stream(reader, fmt, sys.stdout.buffer, max_rows)
+        sys.stdout.buffer.flush()
         return
-    fh = open(output, "wb") if output else sys.stdout.buffer  # noqa: SIM115
-    try:
-        if fmt == "csv":
-            import pyarrow.csv as pacsv
+    from collectors.readonly import replacing
 
-            with pacsv.CSVWriter(fh, reader.schema) as w:
+    with replacing(output) as tmp:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            with pq.ParquetWriter(tmp, reader.schema, compression="zstd") as w:
                 for batch in reader:
                     w.write_batch(batch)
-        elif fmt == "json":
-            fh.write(b"[")
-            first = True
+        else:
+            with open(tmp, "xb") as fh:
+                _write_stream(reader, fmt, fh, max_rows)
+
+
+def _write_stream(reader: pa.RecordBatchReader, fmt: str, fh, max_rows: int) -> None:
+    import orjson
+
+    if fmt == "csv":
+        import pyarrow.csv as pacsv
+
+        with pacsv.CSVWriter(fh, reader.schema) as w:
             for batch in reader:
-                for row in batch.to_pylist():
-                    fh.write((b"" if first else b",\n") + orjson.dumps(
-                        row, default=str, option=orjson.OPT_NAIVE_UTC | orjson.OPT_UTC_Z))
-                    first = False
-            fh.write(b"]\n")
-        else:
-            _print_table(reader, fh, max_rows)
-    finally:
-        if output:
-            fh.close()
-        else:
-            fh.flush()
+                w.write_batch(batch)
+    elif fmt == "json":
+        fh.write(b"[")
+        first = True
+        for batch in reader:
+            for row in batch.to_pylist():
+                fh.write((b"" if first else b",\n") + orjson.dumps(
+                    row, default=str, option=orjson.OPT_NAIVE_UTC | orjson.OPT_UTC_Z))
+                first = False
+        fh.write(b"]\n")
+    else:
+        _print_table(reader, fh, max_rows)
 
 
 def _print_table(reader: pa.RecordBatchReader, fh, max_rows: int) -> None:

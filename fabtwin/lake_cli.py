@@ -24,13 +24,17 @@ def export(db: Path, out: Path, as_json: bool) -> None:
 
     from collectors.lake import LakeError
     from collectors.lake import export as export_lake
+    from collectors.readonly import OutputError, check_output, check_output_dir
     from collectors.store import StoreError
 
     try:
+        check_output(out, db)  # never into the store, its WAL or its spill directory
+        check_output_dir(out)
         doc = export_lake(db, out)
-    except (FileNotFoundError, StoreError, LakeError, duckdb.Error) as exc:
-        click.echo(f"fabtwin: error: {' '.join(str(exc).split())}", err=True)
-        raise SystemExit(2) from exc
+    except (FileNotFoundError, StoreError, LakeError, OutputError, duckdb.Error) as exc:
+        _fail(str(exc))
+    except OSError as exc:  # a folder it cannot create or write: name it
+        _fail(f"{exc.filename or out}: {exc.strerror or exc}")
     if as_json:
         click.echo(json.dumps(doc, indent=2))
         return
@@ -42,3 +46,8 @@ def export(db: Path, out: Path, as_json: bool) -> None:
         if t["rows"]:
             part = "  (day, device)" if t["partitioned"] else ""
             click.echo(f"  {name:<18}{t['rows']:>12,} rows {len(t['files']):>6} files{part}")
+
+
+def _fail(message: str) -> None:
+    click.echo(f"fabtwin: error: {' '.join(message.split())}", err=True)
+    raise SystemExit(2)

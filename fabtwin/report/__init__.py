@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from collectors.readonly import StoreError
+from collectors.readonly import OutputError, StoreError, check_output, check_output_dir
 
 
 @click.command()
@@ -34,13 +34,15 @@ def report(db: str, out: Path, top: int, diagnose_now: bool) -> None:
     from fabtwin.report.build import build, write
 
     try:
+        check_output(out, db)  # checked before the (slow) build: never into the input lake
+        check_output_dir(out)
         rep = build(db, top=top, diagnose_now=diagnose_now)
-    except (FileNotFoundError, StoreError) as exc:
+    except (FileNotFoundError, StoreError, OutputError) as exc:
         _fail(str(exc))
     try:
         path = write(rep, out)
-    except OSError as exc:
-        _fail(f"{out}: {exc.strerror or exc}")
+    except OSError as exc:  # name the file or folder that failed, not only --out
+        _fail(f"{exc.filename or out}: {exc.strerror or exc}")
     size = path.stat().st_size
     click.echo(f"wrote {path} ({size / 1024:.0f} KiB): {len(rep.incidents)} incident(s), "
                f"{len(rep.pictures)} picture(s), in {rep.seconds:.1f} s")

@@ -10,55 +10,50 @@ from __future__ import annotations
 import duckdb
 import pyarrow as pa
 
-from collectors.query import QueryRefused, check_readonly
+from collectors.query import check_readonly, stream
+from collectors.readonly import check_output, check_output_folder, replacing
 
 
 def start_query(con: duckdb.DuckDBPyConnection, sql: str, batch_rows: int = 500,
-                on_cursor=None) -> tuple[duckdb.DuckDBPyConnection, pa.RecordBatchReader]:
+                on_cursor=None, fmt: str | None = None,
+                ) -> tuple[duckdb.DuckDBPyConnection, pa.RecordBatchReader]:
     """A cursor and a lazy Arrow reader over the last statement's result (close the cursor
     when done). QueryRefused with a one-line message for writes and SQL errors.
-    `on_cursor(cursor)` is called before the query runs (to interrupt it from elsewhere)."""
+    `on_cursor(cursor)` is called before the query runs (to interrupt it from elsewhere);
+    `fmt` (csv, parquet) renders as text the columns that format cannot carry."""
     check_readonly(sql)
     cur = con.cursor()
     if on_cursor is not None:
         on_cursor(cur)
     try:
-        statements = duckdb.extract_statements(sql)
-        for st in statements[:-1]:
-            cur.execute(st)
-        relation = cur.sql(statements[-1].query)
-        if relation is None:
-            relation = cur.sql("SELECT 'ok' AS result")
-        return cur, relation.to_arrow_reader(batch_rows)
-    except duckdb.PermissionException as exc:
+        return cur, stream(cur, sql, batch_rows, fmt)
+    except BaseException:
         cur.close()
-        raise QueryRefused("refused: reading or writing files, ATTACH and extensions are "
-                           f"disabled here ({_one_line(exc)})") from exc
-    except duckdb.Error as exc:
-        cur.close()
-        raise QueryRefused(f"SQL error: {_one_line(exc)}") from exc
+        raise
 
 
-def export(con: duckdb.DuckDBPyConnection, sql: str, path: str) -> int:
-    """Run `sql` again and stream its whole result to `path` (.csv or .parquet); rows written."""
+def export(con: duckdb.DuckDBPyConnection, sql: str, path: str, store: str | None = None) -> int:
+    """Run `sql` again and stream its whole result to `path` (.csv or .parquet); rows written.
+    `path` is replaced only once complete, and never when it is the store `store` or inside it
+    (OutputError, a ValueError)."""
     import pyarrow.csv as pacsv
     import pyarrow.parquet as pq
 
     if not path.endswith((".csv", ".parquet")):
         raise ValueError(f"{path}: export to a .csv or .parquet file")
-    cur, reader = start_query(con, sql, batch_rows=65_536)
+    if store is not None:
+        check_output(path, store)
+    check_output_folder(path)
+    parquet = path.endswith(".parquet")
+    cur, reader = start_query(con, sql, batch_rows=65_536, fmt="parquet" if parquet else "csv")
     rows = 0
     try:
-        writer = (pq.ParquetWriter(path, reader.schema) if path.endswith(".parquet")
-                  else pacsv.CSVWriter(path, reader.schema))
-        with writer:
-            for batch in reader:
-                writer.write_batch(batch)
-                rows += batch.num_rows
+        with replacing(path) as tmp:
+            writer = pq.ParquetWriter(tmp, reader.schema) if parquet else pacsv.CSVWriter(tmp, reader.schema)
+            with writer:
+                for batch in reader:
+                    writer.write_batch(batch)
+                    rows += batch.num_rows
     finally:
         cur.close()
     return rows
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())

@@ -156,8 +156,8 @@ class SqlScreen(Screen):
     @work(thread=True, exclusive=True, group="export")
     def _export(self, sql: str, path: str) -> None:
         try:
-            rows = export(self.app.data.con, sql, path)
-        except (QueryRefused, ValueError, OSError) as exc:
+            rows = export(self.app.data.con, sql, path, self.app.data.db)
+        except (QueryRefused, ValueError, OSError, duckdb.Error) as exc:
             self.app.call_from_thread(self.status,
                                   Text(f"export failed: {exc}", style="red"))
             return
