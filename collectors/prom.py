@@ -394,6 +394,16 @@ class _FileState:
             return _BAD_TS
         return ns if -_I64 < ns <= _I64 else _BAD_TS
 
+    def time_line_reason(self, text: str) -> str:
+        """Why a timestamp line is no valid time (after `time_line` said so)."""
+        t = text.strip()
+        try:
+            parse_epoch(t) if _TS_EPOCH.fullmatch(t) else parse_iso(t, self.tz)
+        except TimeError as exc:
+            if "outside" in str(exc):  # the value policy's range: say so
+                return f"timestamp line {t[:40]!r}: {exc}"
+        return f"timestamp line {t[:40]!r} is not a valid time"
+
 
 class PromTextParser:
     """Prometheus text exposition 0.0.4 / OpenMetrics 1.0 text, with or without time lines."""
@@ -467,7 +477,7 @@ def _scrape_column(st: _FileState, rest: pl.DataFrame, base: int, n: int,
     for ln, raw in tsl.select("ln", "raw").iter_rows():
         v = st.time_line(raw)
         if v == _BAD_TS:
-            rejects.append((ln, f"timestamp line {raw.strip()[:40]!r} is not a valid time", raw))
+            rejects.append((ln, st.time_line_reason(raw), raw))
         idx.append(ln - base)
         vals.append(v)
     col = pl.repeat(None, n, dtype=pl.Int64, eager=True).alias("scrape")

@@ -258,3 +258,20 @@ def test_the_vectorized_prefilter_misses_nothing_the_scalar_rule_rejects():
     got = screen(values, "gnmi", lambda rows: ["in-octets"] * len(rows))
     assert all(values[i] < 0 or not math.isfinite(values[i]) or values[i] >= 2.0**64
                for i in got)
+
+
+@pytest.mark.parametrize("vectorized", [True, False], ids=["vectorized", "exact"])
+def test_prometheus_scrape_line_out_of_range(tmp_path, monkeypatch, vectorized):
+    """A scrape framed by a `date -Ins` line in 9999: that line is the reject naming the time;
+    the samples of its scrape have no time (rejected), the next scrape loads."""
+    from collectors import prom
+    monkeypatch.setattr(prom.PromTextParser, "__init__",
+                        lambda self, vectorized=vectorized: setattr(self, "vectorized", vectorized))
+    scrape = 'nvswitch_interface_if_in_octets{host="l",interface="swp1"} 5\n'
+    text = f"{ISO}\n{scrape}9999-12-31T00:00:00,000000000+00:00\n{scrape}{ISO}\n{scrape}"
+    store, rejects = ingest(tmp_path, {"prom/l.prom": text})
+    assert [r[1:] for r in rejects] == [
+        (3, f"timestamp line '9999-12-31T00:00:00,000000000+00:00': "
+            f"time '9999-12-31T00:00:00,000000000+00:00' {RANGE}"),
+        (4, prom.NO_TIMESTAMP)]
+    assert count(store) == 2
