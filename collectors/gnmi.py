@@ -43,8 +43,9 @@ import orjson
 import polars as pl
 
 from collectors.lineblocks import BLOCK_BYTES, LineBlock, line_blocks
+from collectors.schema import screen
 from collectors.source import Sink, SourceFile, concat_samples
-from collectors.timeparse import TimeError, parse_any, parse_iso
+from collectors.timeparse import TS_MAX_NS, TS_MIN_NS, TimeError, parse_any, parse_iso, time_problem
 
 FAMILY = "gnmi"
 
@@ -71,6 +72,7 @@ _BATCH = 200_000  # samples handed to the sink at a time (at block ends)
 _PROBE_LINES = 64  # lines a file's (a block's) head is probed with for the vectorized pass
 _TS_NS = 100_000_000_000_000_000  # an int timestamp at least this large is already ns
 _I64 = 2**63 - 1
+_TWO64 = float(1 << 64)
 _NUMTYPES = frozenset({int, float, bool})
 _FIRST = itemgetter(0)
 _GET_PATH = itemgetter("Path")
@@ -204,7 +206,20 @@ def _speed_mbps(value: str, metric: str) -> float | None:
 
 
 def _ts(value: Any) -> int | None:
-    """gnmic timestamps are ns; seconds/ms/us (set by event processors) are scaled up."""
+    """gnmic timestamps are ns; seconds/ms/us (set by event processors) are scaled up. None
+    when it is no time, or not a valid one (`timeparse.TS_MIN_NS`..)."""
+    n = _ts_any(value)
+    return n if n is not None and TS_MIN_NS <= n < TS_MAX_NS else None
+
+
+def _ts_reason(value: Any, what: str) -> str:
+    """Why a record's timestamp `value` is not usable: out of range (naming it), or no time."""
+    n = _ts_any(value)
+    why = time_problem(n, value) if n is not None else None
+    return why or f"{what} has no usable 'timestamp' (ns)"
+
+
+def _ts_any(value: Any) -> int | None:
     t = type(value)
     if t is int:
         n = value
@@ -215,7 +230,9 @@ def _ts(value: Any) -> int | None:
     elif t is str:
         try:
             return parse_any(value)
-        except (TimeError, ValueError, OverflowError):
+        except TimeError as exc:
+            return TS_MAX_NS if "outside" in str(exc) else None  # any time out of range
+        except (ValueError, OverflowError):
             return None
     else:
         return None
@@ -226,6 +243,40 @@ def _ts(value: Any) -> int | None:
     if n >= 100_000_000_000:
         return n * 1_000_000
     return n * 1_000_000_000 if n > 0 else None
+
+
+def _plain(floats: list[float]) -> bool:
+    """Whether a record's values all pass the value policy whatever their kind: finite, in
+    0..2^64 (three C loops; a NaN or an infinity makes the sum times 0 NaN). The others are read
+    value by value, where `_value_reason` decides."""
+    return min(floats) >= 0 and max(floats) < _TWO64 and (sum(floats) * 0 == 0)
+
+
+_OTHER_ROWS = ("text_samples", "events")  # what a record writes to the sink directly
+
+
+def _marks(sink: Sink) -> tuple[int, ...]:
+    return tuple(len(sink.buffers[t]["ts"]) for t in _OTHER_ROWS)
+
+
+def _drop_since(sink: Sink, marks: tuple[int, ...]) -> None:
+    """Take back the text samples and events a rejected record wrote (unless a batch of them
+    went to the store meanwhile: a record of more than a batch's rows)."""
+    for table, mark in zip(_OTHER_ROWS, marks, strict=True):
+        buf = sink.buffers[table]
+        if len(buf["ts"]) >= mark:
+            for col in buf.values():
+                del col[mark:]
+
+
+def _value_reason(cols: tuple[list, ...], before: int) -> str | None:
+    """The value policy's reason to reject the record whose samples are `cols[...][before:]`."""
+    values = cols[5]
+    if len(values) == before or _plain(values[before:]):
+        return None
+    got = screen(np.array(values[before:], dtype=np.float64), "gnmi",
+                 lambda rows: [cols[3][before + i] for i in rows.tolist()])
+    return next(iter(got.values()), None)
 
 
 def _float(value: Any) -> float | None:
@@ -641,6 +692,7 @@ class _Reader:
         sink = self.sink
         sink.current_line = line
         before = len(self.cols[0])
+        marks = _marks(sink)
         try:
             if "values" in obj or "tags" in obj:
                 reason = self.event(obj)
@@ -658,6 +710,12 @@ class _Reader:
             for col in self.cols:  # a rejected record adds no samples
                 del col[before:]
         if reason is None:
+            reason = _value_reason(self.cols, before)
+            if reason is not None:  # the value policy rejects the record whole
+                for col in self.cols:
+                    del col[before:]
+                _drop_since(sink, marks)
+        if reason is None:
             sink.accept()
         else:
             sink.reject(line, reason, raw)
@@ -670,7 +728,7 @@ class _Reader:
         if plan is None:
             return False
         floats = _floats(obj["values"].values())
-        if floats is None:
+        if floats is None or not _plain(floats):
             return False
         self.f_vals += floats
         self.f_meta += (plan[0], plan[1], len(floats), obj["timestamp"], line)
@@ -683,7 +741,7 @@ class _Reader:
         ts = obj.get("timestamp")
         tags = obj.get("tags")
         if (type(values) is not dict or not values or type(ts) is not int
-                or not _TS_NS <= ts <= _I64 or type(tags) is not dict):
+                or not TS_MIN_NS <= ts < TS_MAX_NS or type(tags) is not dict):
             return None
         try:
             ctx = self.tags.get(tuple(tags.items()))
@@ -711,7 +769,7 @@ class _Reader:
         if plan is None:
             return False
         floats = _floats(plan[2])
-        if floats is None:
+        if floats is None or not _plain(floats):
             return False
         self.f_vals += floats
         self.f_meta += (plan[0], plan[1], len(floats), obj["timestamp"], line)
@@ -723,7 +781,7 @@ class _Reader:
         ts = obj.get("timestamp")
         prefix = obj.get("prefix") or ""
         updates = obj["updates"]
-        if (type(ts) is not int or not _TS_NS <= ts <= _I64 or type(prefix) is not str
+        if (type(ts) is not int or not TS_MIN_NS <= ts < TS_MAX_NS or type(prefix) is not str
                 or type(updates) is not list or not updates):
             return None
         try:
@@ -824,11 +882,10 @@ class _Reader:
 
     # the two formats
     def event(self, obj: dict) -> str | None:
-        ts = obj.get("timestamp")
-        if type(ts) is not int or ts < 100_000_000_000_000_000:
-            ts = _ts(ts)
-            if ts is None:
-                return "event has no usable 'timestamp' (ns)"
+        raw_ts = obj.get("timestamp")
+        ts = _ts(raw_ts)
+        if ts is None:
+            return _ts_reason(raw_ts, "event")
         values = obj.get("values")
         tags = obj.get("tags")
         if type(values) is not dict:
@@ -878,13 +935,18 @@ class _Reader:
     def check_notification(self, obj: dict) -> tuple[str | None, tuple]:
         """(reject reason or None, (ts, device, prefix, updates)) before any row is written."""
         ts = _ts(obj.get("timestamp"))
+        why = None
         if ts is None and type(obj.get("time")) is str:
             try:
                 ts = parse_iso(obj["time"])
-            except TimeError:
-                ts = None
+            except TimeError as exc:
+                why = str(exc) if "outside" in str(exc) else None
         if ts is None:
-            return "notification has no usable 'timestamp' (ns) or 'time'", ()
+            if why is None and "timestamp" in obj:
+                why = _ts_reason(obj["timestamp"], "notification")
+            if why is None or "usable" in why:
+                why = "notification has no usable 'timestamp' (ns) or 'time'"
+            return why, ()
         prefix = obj.get("prefix") or ""
         updates = obj.get("updates") or []
         if type(prefix) is not str:
@@ -1301,8 +1363,10 @@ class _Lines:
         code = (text.str.to_uppercase().str.replace_all("-", "_", literal=True)
                 .replace_strict(IFMIB, default=None, return_dtype=pl.Float64))
         x = pl.when(word).then(code).otherwise(text.cast(pl.Float64, strict=False))
+        # a value or time the value policy may refuse: the record is read one by one
         ok = (pl.col("cid").is_not_null() & pl.col("ts").is_not_null() & x.is_not_null()
-              & ~(word & ~pl.col("status"))).fill_null(False)
+              & pl.col("ts").is_between(TS_MIN_NS, TS_MAX_NS, closed="left")
+              & (x >= 0) & (x < _TWO64) & ~(word & ~pl.col("status"))).fill_null(False)
         lines = lines.join(plans, on="key", how="left", maintain_order="left").select(
             "i", "ts", "cid", "off", x.alias("x"), ok.alias("ok"), "n")
         if len(parts) > 1:

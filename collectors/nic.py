@@ -44,6 +44,7 @@ from functools import lru_cache
 from typing import TextIO
 
 from collectors.nic_fast import Snapshot, parse_common_shapes, parse_common_shapes_of
+from collectors.schema import value_problem
 from collectors.source import Sink, SourceFile
 from collectors.timeparse import NS, TimeError, parse_epoch, parse_iso, tz_from_name
 
@@ -69,7 +70,6 @@ _SYSFS = re.compile(
     r"/sys/class/infiniband/(?P<dev>[^/\s]+)(?:/ports/(?P<port>\d+))?"
     r"/(?:hw_counters|counters)/(?P<name>[^/:\s]+):(?P<value>.*)")
 _NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?")
-_MAX_COUNTER = 2.0**64
 _SNIFF_LINK = re.compile(r"link\s+[^\s/]+/\d+(?:\s+\S+\s+\d+.*)?")
 _QUALIFIERS = (
     (re.compile(r"(?:rx|tx)_prio(\d+)_"), "priority"),
@@ -104,16 +104,13 @@ def _number(text: str) -> float | None:
     t = text.strip()
     if not _NUMBER.fullmatch(t):
         return None
-    value = float(t)
-    return value if value <= _MAX_COUNTER else None
+    return float(t)
 
 
 def _bad_value(name: str, text: str) -> str:
     t = text.strip()
     if t.startswith("-") and _NUMBER.fullmatch(t[1:]):
         return f"value {t!r} of {name} is negative: a counter cannot be"
-    if _NUMBER.fullmatch(t):
-        return f"value {t[:40]!r} of {name} does not fit in 64 bits"
     return f"value {t!r} of {name} is not a number"
 
 
@@ -269,6 +266,9 @@ class _FileParse:
             value = _number(raw)
             if value is None:
                 return _bad_value(name, raw)
+            why = value_problem(value, True, name, raw)
+            if why is not None:
+                return why
             out.append((name, value))
         return ifname, out
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from collectors.source import Sink, SourceFile
+from collectors.timeparse import NS, TS_MAX_NS, TS_MIN_NS
 
 MAX_BYTES = 8 << 20  # on disk; a bigger file is streamed by the line parser
 
@@ -110,14 +111,15 @@ def _classified(texts: list[str]) -> pl.DataFrame:
     t = pl.col("t")
     iso = t.str.contains(_ISO_NS)
     epoch = t.str.contains(_EPOCH_NS)
-    iso_ns = ((t.str.slice(0, 19).str.to_datetime("%Y-%m-%dT%H:%M:%S", time_unit="us",
-                                                   strict=False).dt.epoch("s")
-               - (pl.when(t.str.slice(29, 1) == "-").then(-1).otherwise(1)
-                  * (t.str.slice(30, 2).cast(pl.Int64, strict=False) * 3600
-                     + t.str.slice(33, 2).cast(pl.Int64, strict=False) * 60)))
-              * 1_000_000_000 + t.str.slice(20, 9).cast(pl.Int64, strict=False))
-    epoch_ns = (t.str.slice(0, 10).cast(pl.Int64, strict=False) * 1_000_000_000
-                + t.str.slice(11, 9).cast(pl.Int64, strict=False))
+    iso_s = (t.str.slice(0, 19).str.to_datetime("%Y-%m-%dT%H:%M:%S", time_unit="us",
+                                                 strict=False).dt.epoch("s")
+             - (pl.when(t.str.slice(29, 1) == "-").then(-1).otherwise(1)
+                * (t.str.slice(30, 2).cast(pl.Int64, strict=False) * 3600
+                   + t.str.slice(33, 2).cast(pl.Int64, strict=False) * 60)))
+    iso_frac = t.str.slice(20, 9).cast(pl.Int64, strict=False)
+    epoch_s = t.str.slice(0, 10).cast(pl.Int64, strict=False)
+    epoch_frac = t.str.slice(11, 9).cast(pl.Int64, strict=False)
+    secs = pl.col("secs")
     f = pl.col("f")
     return (pl.LazyFrame({"f": pl.int_range(0, len(texts), dtype=pl.Int32, eager=True),
                           "raw": pl.Series(texts).str.split("\n")})
@@ -130,8 +132,14 @@ def _classified(texts: list[str]) -> pl.DataFrame:
             .with_columns(
                 (pl.col("iso") | pl.col("epoch")).alias("stamp"),
                 (t == _HEADER).alias("header"), t.str.starts_with("link ").alias("link"),
-                pl.when(pl.col("iso")).then(iso_ns).when(pl.col("epoch")).then(epoch_ns)
-                .alias("ts"))
+                pl.when(pl.col("iso")).then(iso_s).when(pl.col("epoch")).then(epoch_s)
+                .alias("secs"),
+                pl.when(pl.col("iso")).then(iso_frac).otherwise(epoch_frac).alias("frac"))
+            # a valid time (`timeparse.TS_MIN_NS`..) or null, checked in seconds (columns of
+            # their own: each expression is computed once) so that no product wraps; a null
+            # sends the file to the line parser, which rejects the block's lines naming the time
+            .with_columns(pl.when((secs >= TS_MIN_NS // NS) & (secs < TS_MAX_NS // NS))
+                          .then(secs * NS + pl.col("frac")).alias("ts"))
             .with_columns(pl.col("stamp").cum_sum().over(f).alias("block"),
                           pl.when(pl.col("stamp")).then(pl.col("ts")).forward_fill().over(f)
                           .alias("block_ts"))
@@ -142,7 +150,7 @@ def _shapes(df: pl.DataFrame, body: pl.DataFrame) -> pl.DataFrame:
     """The files (`f`) that may be of a common shape, and which one (`ethtool`, else rdma).
 
     Not: records before any timestamp line (rejects: the line parser's job), an impossible date
-    (the line parser words it), `link` lines mixed with others or after a header."""
+    or a time out of range (the line parser words it), `link` lines mixed with others or after a header."""
     stamps = df.group_by("f").agg(
         pl.col("stamp").first().alias("starts"),
         (pl.col("stamp") & pl.col("ts").is_null()).any().alias("bad_time"),

@@ -13,11 +13,14 @@ from __future__ import annotations
 import csv
 from collections.abc import Iterator
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
-from collectors.schema import EVENT_KINDS
+from collectors.schema import EVENT_KINDS, is_counter, value_problem
 from collectors.source import Sink, SourceFile
-from collectors.timeparse import TimeError, parse_any
+from collectors.timeparse import NS, TimeError, checked, ns_to_iso, parse_any
+
+_UNIT_NS = {"s": NS, "ms": 1_000_000, "us": 1000, "ns": 1}
 
 SAMPLE_COLUMNS = {"ts", "device", "ifname", "value"}
 EVENT_COLUMNS = {"ts", "device", "ifname", "kind"}
@@ -31,11 +34,17 @@ def _shape(columns: set[str]) -> str | None:
     return None
 
 
+def _shown(ns: int) -> str | int:
+    """A time in ns as ISO-8601 where a datetime holds it (years 1..9999), else the number."""
+    return ns_to_iso(ns) if -62_135_596_800 * NS <= ns < 253_402_300_800 * NS else ns
+
+
 def _load_row(sink: Sink, shape: str, row: dict, line: int, raw: str) -> None:
     sink.current_line = line
     try:
         ts = row["ts"]
-        ts_ns = ts if isinstance(ts, int) else parse_any(str(ts))
+        # a Parquet timestamp (or an int column) is ns already; text goes through timeparse
+        ts_ns = checked(ts, _shown(ts)) if isinstance(ts, int) else parse_any(str(ts))
         device, ifname = str(row["device"] or "").strip(), str(row["ifname"] or "").strip()
         if not device:
             raise ValueError("empty device")
@@ -43,7 +52,12 @@ def _load_row(sink: Sink, shape: str, row: dict, line: int, raw: str) -> None:
             name = row.get("metric") or row.get("counter")
             if not name:
                 raise ValueError("empty counter/metric")
-            value = float(row["value"])
+            raw_value = row["value"]
+            value = float(raw_value)
+            why = value_problem(value, is_counter("normalized", str(name)), str(name),
+                                raw_value if isinstance(raw_value, int | str) else None)
+            if why is not None:
+                raise ValueError(why)
             sink.sample(ts_ns, sink.device(device), ifname, str(name), value,
                         str(row.get("qualifier") or ""))
         else:
@@ -51,7 +65,7 @@ def _load_row(sink: Sink, shape: str, row: dict, line: int, raw: str) -> None:
             if kind not in EVENT_KINDS:
                 raise ValueError(f"unknown event kind {kind!r}")
             sink.event(ts_ns, sink.device(device), ifname, kind, str(row.get("message") or ""))
-    except (TimeError, ValueError, TypeError, KeyError) as exc:
+    except (TimeError, ValueError, TypeError, KeyError, OverflowError) as exc:
         sink.reject(line, f"bad {shape} row: {exc}", raw)
         return
     sink.accept()
@@ -118,11 +132,16 @@ class NormalizedParquet:
         number = 0
         for batch in pf.iter_batches(batch_size=65_536):
             cols = batch.schema.names
-            if "ts" in cols and str(batch.schema.field("ts").type).startswith("timestamp"):
-                batch = batch.set_column(cols.index("ts"), "ts",
-                                         batch.column("ts").cast("timestamp[ns]").cast("int64"))
+            scale = 0
+            if "ts" in cols and pa.types.is_timestamp(batch.schema.field("ts").type):
+                # its own unit as int64, scaled in Python: a year-9999 time in ns would not fit
+                # in int64 (pyarrow refuses the cast), and must be one reject, not the file's end
+                scale = _UNIT_NS[batch.schema.field("ts").type.unit]
+                batch = batch.set_column(cols.index("ts"), "ts", batch.column("ts").cast("int64"))
             for row in batch.to_pylist():
                 number += 1
+                if scale and row["ts"] is not None:
+                    row["ts"] *= scale
                 _load_row(sink, shape, row, number, str(row))
 
 

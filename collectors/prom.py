@@ -33,9 +33,19 @@ import polars as pl
 from collectors.lineblocks import LineBlock, line_blocks
 from collectors.prom_keys import UNKNOWN, KeyIndex
 from collectors.prom_split import split_block
-from collectors.schema import canonical_counters, counter_map
+from collectors.schema import canonical_counters, counter_map, is_counter, screen, value_problem
 from collectors.source import Sink, SourceFile
-from collectors.timeparse import NS, TimeError, ns_to_iso, parse_epoch, parse_iso, tz_from_name
+from collectors.timeparse import (
+    NS,
+    TS_MAX_NS,
+    TS_MIN_NS,
+    TimeError,
+    ns_to_iso,
+    parse_epoch,
+    parse_iso,
+    time_problem,
+    tz_from_name,
+)
 
 NO_TIMESTAMP = ("sample has no timestamp: precede each scrape with a `date -Ins` line "
                 "or export with timestamps")
@@ -189,8 +199,9 @@ def parse_sample_ts(token: str, openmetrics: bool) -> int:
             raise BadLine(f"timestamp {token[:40]!r} is out of range") from exc
     else:
         raise BadLine(f"timestamp {token[:40]!r} is not a number")
-    if abs(ns) > _I64:
-        raise BadLine(f"timestamp {token[:40]!r} is out of range")
+    why = time_problem(ns, token)
+    if why is not None:
+        raise BadLine(why)
     return ns
 
 
@@ -383,6 +394,16 @@ class _FileState:
             return _BAD_TS
         return ns if -_I64 < ns <= _I64 else _BAD_TS
 
+    def time_line_reason(self, text: str) -> str:
+        """Why a timestamp line is no valid time (after `time_line` said so)."""
+        t = text.strip()
+        try:
+            parse_epoch(t) if _TS_EPOCH.fullmatch(t) else parse_iso(t, self.tz)
+        except TimeError as exc:
+            if "outside" in str(exc):  # the value policy's range: say so
+                return f"timestamp line {t[:40]!r}: {exc}"
+        return f"timestamp line {t[:40]!r} is not a valid time"
+
 
 class PromTextParser:
     """Prometheus text exposition 0.0.4 / OpenMetrics 1.0 text, with or without time lines."""
@@ -456,7 +477,7 @@ def _scrape_column(st: _FileState, rest: pl.DataFrame, base: int, n: int,
     for ln, raw in tsl.select("ln", "raw").iter_rows():
         v = st.time_line(raw)
         if v == _BAD_TS:
-            rejects.append((ln, f"timestamp line {raw.strip()[:40]!r} is not a valid time", raw))
+            rejects.append((ln, st.time_line_reason(raw), raw))
         idx.append(ln - base)
         vals.append(v)
     col = pl.repeat(None, n, dtype=pl.Int64, eager=True).alias("scrape")
@@ -638,8 +659,10 @@ def _parse_block(st: _FileState, block: LineBlock, base: int) -> int:
                 ok &= ~cut.has_ts | ts.is_not_null().to_numpy()
             own = ts.to_numpy() if ts.null_count() == 0 else \
                 ts.to_arrow().fill_null(0).to_numpy(zero_copy_only=False)
-            # in range once in ns; the exact grammar has no `+` on a time
-            ok &= (own >= -(_I64 // st.mult)) & (own <= _I64 // st.mult) & ~cut.ts_plus
+            # a valid time once in ns (the exact parser words the others); the exact grammar
+            # has no `+` on a time
+            ok &= ~cut.has_ts | ((own >= -(-TS_MIN_NS // st.mult))
+                                 & (own < -(-TS_MAX_NS // st.mult)) & ~cut.ts_plus)
         fast = _Fast(ids[ok], value.filter(pl.Series(ok)), own[ok], cut.has_ts[ok],
                      cut.rows[ok] + base)
     if cut is None:
@@ -712,10 +735,30 @@ def _fast_rows(st: _FileState, fast: _Fast, scrape: pl.Series | None, base: int,
             rejects.append((ln, NO_TIMESTAMP if no_time else st.bad[sid], raw))
         keep = ~bad
         ids, ts, lines, value = ids[keep], ts[keep], lines[keep], value.filter(pl.Series(keep))
+    columns = st.series_columns()
+    probs = screen(value.to_numpy(), "prom",
+                   lambda rows: columns["metric"].gather(pl.Series(ids[rows])).to_list(),
+                   lambda rows: [_value_text(r) for r in raw_of(lines[rows]).to_list()])
+    if probs:
+        at = np.fromiter(probs, np.int64, len(probs))
+        for ln, why, raw in zip(lines[at].tolist(), probs.values(), raw_of(lines[at]).to_list(),
+                                strict=True):
+            rejects.append((ln, why, raw))
+        keep = np.ones(len(ids), dtype=bool)
+        keep[at] = False
+        ids, ts, lines, value = ids[keep], ts[keep], lines[keep], value.filter(pl.Series(keep))
     if len(ids):
-        rows = st.series_columns()[pl.Series(ids)]
+        rows = columns[pl.Series(ids)]
         st.emit(rows.hstack([pl.Series("ts", ts, dtype=pl.Int64), value.alias("value"),
                              pl.Series("line", lines, dtype=pl.Int64)]))
+
+
+def _value_text(raw: str) -> str | None:
+    """The value token of a line the cut took (for the value policy's exact comparisons)."""
+    try:
+        return parse_line(raw.rstrip("\r"))[2]
+    except BadLine:
+        return None
 
 
 def _slow_rows(st: _FileState, rows: pl.DataFrame, rejects: list) -> None:
@@ -737,6 +780,11 @@ def _slow_rows(st: _FileState, rows: pl.DataFrame, rejects: list) -> None:
         sid = st.series_id((name, tuple(labels)), name, labels)
         if sid in st.bad:
             rejects.append((ln, st.bad[sid], raw))
+            continue
+        metric = strip_namespace(name)
+        why = value_problem(value, is_counter("prom", metric), metric, vtok)
+        if why is not None:
+            rejects.append((ln, why, raw))
             continue
         ids.append(sid)
         ts.append(tsns)

@@ -11,9 +11,13 @@ names map to themselves only for the `normalized` family (the store's own schema
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal
 from functools import cache
 from importlib import resources
+
+import numpy as np
 
 EVENT_KINDS = (
     "link_down",          # carrier / oper state went down
@@ -80,4 +84,105 @@ def counter_map() -> dict[tuple[str, str], MapRow]:
                                   float(r["scale"] or 1), r["source"])
     for name in known:  # the store's own schema names its counters canonically
         out[("normalized", name)] = MapRow("normalized", name, name, 1.0, "canonical")
+    return out
+
+
+# -- the value policy (README "Value policy") ---------------------------------------------------
+# One rule for every parser: a value is a finite number; a counter's is also within 0..2^64 - 1
+# (what a 64-bit counter holds); DCGM's blank sentinels (dcgmvalue.h: each *_BLANK and the
+# NOT_FOUND, NOT_SUPPORTED and NOT_PERMISSIONED values just above it) are no value. A value that
+# breaks it is a reject of its record naming the value, never a row. The column is DOUBLE: a
+# count above 2^53 is stored as the nearest double (relative error below 2^-53), which rates
+# cannot tell apart; rejecting those would drop real byte counters after a day at 800G.
+U64_MAX = (1 << 64) - 1
+DCGM_BLANK = "DCGM blank value"
+_INT32_BLANK = 0x7FFFFFF0
+_INT64_BLANK = 0x7FFFFFFFFFFFFFF0
+_FP64_BLANK = 140737488355328.0  # 2^47
+_DCGM_INTS = frozenset([*range(_INT32_BLANK, _INT32_BLANK + 4),
+                        *range(_INT64_BLANK, _INT64_BLANK + 4)])
+# as doubles (the int64 ones all round to 2^63)
+_DCGM_FLOATS = np.array(sorted({float(v) for v in _DCGM_INTS}
+                               | {_FP64_BLANK + k for k in range(4)}), dtype=np.float64)
+_TWO64 = float(1 << 64)
+
+
+def is_dcgm(metric: str) -> bool:
+    """A DCGM field (dcgm-exporter's `DCGM_FI_DEV_GPU_TEMP`, maybe behind a namespace)."""
+    return "DCGM_" in metric
+
+
+@cache
+def is_counter(family: str, metric: str) -> bool:
+    """Whether `metric` of a parser family is a monotonic counter: its canonical counter's kind,
+    else a Prometheus `_total` name (the naming convention of counters); NIC snapshot values are
+    all counters, and so are node_exporter's copies of them (`node_ethtool_*`)."""
+    row = counter_map().get((family, metric))
+    if row is not None:
+        return canonical_counters()[row.canonical].kind == "counter"
+    return family == "nic" or metric.endswith("_total") or metric.startswith("node_ethtool_")
+
+
+def value_problem(value: float, counter: bool, metric: str = "", text: object = None) -> str | None:
+    """Why `value` breaks the value policy (a reject reason naming it), None when it is valid.
+
+    `text` is the value as the file wrote it, when there is one: a count is compared with 2^64 - 1
+    exactly (a double cannot tell 2^64 - 1 from 2^64 + 1)."""
+    shown = repr(str(value if text is None else text).strip()[:40]) + (f" of {metric}" if metric else "")
+    if value != value or value in (np.inf, -np.inf):
+        return f"value {shown} is not a finite number"
+    if counter and value < 0:
+        return f"value {shown} is negative: a counter cannot be"
+    if counter and value >= _TWO64 and not _fits(value, text):
+        return f"value {shown} is out of range (beyond 2^64 - 1)"
+    if metric and is_dcgm(metric) and _dcgm_blank(value, text):
+        return DCGM_BLANK
+    return None
+
+
+def _fits(value: float, text: object) -> bool:
+    """A count that rounds to 2^64 as a double: in range only if it is exactly within."""
+    if isinstance(text, int):
+        return text <= U64_MAX
+    if isinstance(text, str):
+        try:
+            return Decimal(text.strip()) <= U64_MAX
+        except ArithmeticError:
+            return False
+    return False
+
+
+def _dcgm_blank(value: float, text: object) -> bool:
+    if isinstance(text, str | int):
+        try:
+            exact = Decimal(str(text).strip())
+        except ArithmeticError:
+            exact = None
+        if exact is not None and exact == exact.to_integral_value() and abs(exact) > 1 << 53:
+            return int(exact) in _DCGM_INTS  # beyond 2^53 only the exact integer tells
+    return bool(np.isin(value, _DCGM_FLOATS))
+
+
+def suspects(values: np.ndarray) -> np.ndarray:
+    """Vectorized prefilter of the policy: True where a value may break it (not finite, negative,
+    beyond 2^64, or equal to a DCGM blank as a double). Only these rows need `value_problem`, so
+    the fast paths pay a few numpy passes per batch, not Python per row."""
+    with np.errstate(invalid="ignore"):
+        return ~(np.isfinite(values) & (values >= 0) & (values < _TWO64)) | np.isin(values, _DCGM_FLOATS)
+
+
+def screen(values: np.ndarray, family: str, metric_at: Callable[[np.ndarray], list[str]],
+           text_at: Callable[[np.ndarray], list] | None = None) -> dict[int, str]:
+    """The rows of `values` that break the policy, with their reject reasons: `metric_at(rows)`
+    and `text_at(rows)` give the metric names and value texts of the suspect rows only."""
+    rows = np.flatnonzero(suspects(values))
+    if not len(rows):
+        return {}
+    metrics = metric_at(rows)
+    texts = text_at(rows) if text_at is not None else [None] * len(rows)
+    out = {}
+    for i, m, t in zip(rows.tolist(), metrics, texts, strict=True):
+        why = value_problem(float(values[i]), is_counter(family, m), m, t)
+        if why is not None:
+            out[i] = why
     return out

@@ -31,7 +31,7 @@ from typing import IO
 
 from collectors.hostlist import HostlistError, compress, expand
 from collectors.source import Sink, SourceFile
-from collectors.timeparse import NS, TimeError, parse_iso, tz_from_name
+from collectors.timeparse import NS, TimeError, parse_iso, time_problem, tz_from_name
 
 _NO_NODES = {"", "none assigned", "(null)", "none"}
 _NO_TIME = {"", "unknown", "none", "n/a"}
@@ -150,7 +150,10 @@ def _sacct_time(text: str, column: str, tz: tzinfo) -> int | None:
     if not re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}", text):
         raise TimeError(f"{column} {text[:40]!r} is not sacct's YYYY-MM-DDTHH:MM:SS "
                         "(was SLURM_TIME_FORMAT set?)")
-    return parse_iso(text, tz)
+    try:
+        return parse_iso(text, tz)
+    except TimeError as exc:
+        raise TimeError(f"{column}: {exc}") from exc
 
 
 # -- sacct --json / squeue --json --------------------------------------------------------------
@@ -207,6 +210,10 @@ class SlurmJsonParser:
         times = job.get("time") if isinstance(job.get("time"), dict) else {}
         start = _number(times.get("start", job.get("start_time")))
         end = _number(times.get("end", job.get("end_time")))
+        for column, secs in (("start", start), ("end", end)):
+            why = time_problem(secs * NS, secs) if secs else None  # 0: not set
+            if why:
+                return f"{column}: {why}"
         state_obj = job.get("state")
         state = state_obj.get("current") if isinstance(state_obj, dict) else job.get("job_state")
         if isinstance(state, list):

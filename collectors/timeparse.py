@@ -4,6 +4,12 @@ Accepted: epoch seconds / milliseconds / nanoseconds (`date +%s.%N`, Prometheus 
 ISO-8601 with `T` or space, `.` or `,` before the fraction, any number of fraction digits, and
 `Z`, `+HH:MM`, `+HHMM` or no zone (`date -Ins` prints `2026-11-30T07:12:13,123456789+00:00`),
 and RFC 3164's `Feb  6 09:42:36` given a year and a zone.
+
+Every time a parser reads must fall in `[TS_MIN_NS, TS_MAX_NS)` (2000-01-01 .. 2100-01-01 UTC,
+the README's "Value policy"): a fixed range, so that the same bundle loads the same way whenever
+it is ingested. Outside it, the `parse_*` functions raise TimeError naming the value, which every
+parser counts as a reject of that record; `time_problem` and `out_of_range` check times the
+vectorized paths compute themselves.
 """
 
 from __future__ import annotations
@@ -11,6 +17,8 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import numpy as np
 
 NS = 1_000_000_000
 
@@ -22,9 +30,37 @@ _MONTHS = {m: i for i, m in enumerate(
     ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
+# The valid time range (README "Value policy"). 2000: older than any RoCE fabric's telemetry, and
+# a clock reset to 1970 (a host without NTP after a reboot) is caught; 2100: far enough ahead for
+# any real clock, near enough that a garbage value (9999-12-31, 1e30 ns) is caught, and well
+# inside int64 nanoseconds (which end in 2262), so no time ever wraps.
+TS_MIN_NS = 946_684_800 * 1_000_000_000  # 2000-01-01T00:00:00Z
+TS_MAX_NS = 4_102_444_800 * 1_000_000_000  # 2100-01-01T00:00:00Z, excluded
+TIME_RANGE = "2000-01-01..2100-01-01 UTC"
+
 
 class TimeError(ValueError):
     """A timestamp that cannot be placed in time."""
+
+
+def time_problem(ns: int | float, shown: object = None) -> str | None:
+    """Why `ns` (nanoseconds since the epoch) is not a valid time, naming `shown` (the value as
+    the file wrote it; default: `ns` itself); None when it is in range."""
+    if TS_MIN_NS <= ns < TS_MAX_NS:
+        return None
+    return f"time {str(ns if shown is None else shown)[:40]!r} is outside {TIME_RANGE}"
+
+
+def checked(ns: int, shown: object = None) -> int:
+    """`ns` if it is a valid time; TimeError naming `shown` (or `ns`) otherwise."""
+    if TS_MIN_NS <= ns < TS_MAX_NS:
+        return ns
+    raise TimeError(time_problem(ns, shown))
+
+
+def out_of_range(ns: np.ndarray) -> np.ndarray:
+    """The vectorized paths' check: True where int64 nanoseconds are not a valid time."""
+    return (ns < TS_MIN_NS) | (ns >= TS_MAX_NS)
 
 
 def tz_from_name(name: str | None) -> tzinfo | None:
@@ -68,7 +104,7 @@ def parse_iso(text: str, default_tz: tzinfo | None = UTC) -> int:
                       int(m["s"]), tzinfo=tz)
     except ValueError as exc:
         raise TimeError(f"impossible date {text[:40]!r}") from exc
-    return _to_ns(dt.astimezone(UTC), m.group("frac"))
+    return checked(_to_ns(dt.astimezone(UTC), m.group("frac")), text.strip())
 
 
 def parse_epoch(text: str) -> int:
@@ -76,6 +112,10 @@ def parse_epoch(text: str) -> int:
     t = text.strip()
     if not re.fullmatch(r"\d{9,19}(\.\d{1,9})?", t):
         raise TimeError(f"not an epoch timestamp: {t[:40]!r}")
+    return checked(_epoch_ns(t), t)
+
+
+def _epoch_ns(t: str) -> int:
     whole, _, frac = t.partition(".")
     n = int(whole)
     if len(whole) >= 18:  # ns
@@ -108,7 +148,7 @@ def parse_bsd(month: str, day: str, clock: str, year: int | None, tz: tzinfo | N
         dt = datetime(year, mon, int(day), h, mi, s, tzinfo=tz)
     except ValueError as exc:
         raise TimeError(f"impossible date {month} {day} {clock}") from exc
-    return _to_ns(dt.astimezone(UTC), frac or None)
+    return checked(_to_ns(dt.astimezone(UTC), frac or None), f"{year} {month} {day} {clock}")
 
 
 def ns_to_iso(ns: int) -> str:

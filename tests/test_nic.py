@@ -241,7 +241,7 @@ def test_bad_ethtool_values_reject_only_their_line(write):
     assert sink.loaded == 1
     assert [(n, why) for n, why, _ in sink.rejects] == [
         (4, "value 'n/a' of tx_bytes_phy is not a number"), (5, "counter line without a name"),
-        (6, f"value '{2**64 * 10}' of rx_packets_phy does not fit in 64 bits"), (7, UNKNOWN_LINE)]
+        (6, f"value '{2**64 * 10}' of rx_packets_phy is out of range (beyond 2^64 - 1)"), (7, UNKNOWN_LINE)]
     assert sink.rejects[0][2] == "     tx_bytes_phy: n/a"
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import io
-import math
 import re
 from pathlib import Path
 
@@ -96,7 +95,8 @@ http_request_duration_seconds_count 144320
 def test_spec_example_with_a_time_line(write, parser):
     path = write("prom/leaf-01.prom", T_LINE + "\n" + SPEC)
     sink, rows = parse(path, "prom/leaf-01.prom", parser=parser)
-    assert (sink.loaded, sink.rejected, len(rows)) == (9, 0, 9)
+    # the `+Inf -3982045` sample is before 2000: one reject (README "Value policy")
+    assert (sink.loaded, sink.rejected, len(rows)) == (8, 1, 8)
     assert {r["device"] for r in rows} == {"leaf-01"}
     r = one(rows, "http_requests_total", qualifier="code=200,method=post")
     assert (r["value"], r["ts"], r["line"]) == (1027.0, 1395066363000 * MS, 4)
@@ -107,8 +107,8 @@ def test_spec_example_with_a_time_line(write, parser):
     assert (r["value"], r["ts"], r["line"]) == (1.458255915e9, T_NS, 8)
     r = one(rows, "metric_without_timestamp_and_labels")
     assert (r["value"], r["ts"], r["qualifier"], r["ifname"]) == (12.47, T_NS, "", "")
-    r = one(rows, "something_weird")
-    assert r["value"] == math.inf and r["ts"] == -3982045 * MS
+    assert sink.rejects == [(14, "time '-3982045' is outside 2000-01-01..2100-01-01 UTC",
+                             'something_weird{problem="division by zero"} +Inf -3982045')]
     assert one(rows, "http_request_duration_seconds_bucket", qualifier="le=+Inf")["value"] == 144320
     assert one(rows, "http_request_duration_seconds_sum")["value"] == 53423
 
@@ -120,22 +120,24 @@ def test_label_set_variants(write):
             'c{ x = "1" ,y="2" } 3\n'      # spaces everywhere
             "d{} 4\n"                      # empty label set
             'e{x="a}b",y="{"} 5\n'         # braces inside values
-            'f{x="tab\\there"}\t6\t1000\n'  # unknown escape kept, tabs as separators
+            'f{x="tab\\there"}\t6\t1796022700000\n'  # unknown escape kept, tabs as separators
             '  g{x="1"} 7\n'               # leading blanks
             'h{x="1"} NaN\n'
             'i{x="1"} -Inf\n'
-            'j{x="1"} 1.5E+3 1000 # {trace_id="abc"} 1.0 1000\n')  # an exemplar
+            'j{x="1"} 1.5E+3 1796022700000 # {trace_id="abc"} 1.0 1000\n')  # an exemplar
     path = write("prom/leaf-01.prom", text)
     sink, rows = parse(path)
-    assert sink.rejected == 0, sink.rejects
+    # NaN and -Inf are no value (README "Value policy")
+    assert [why for _, why, _ in sink.rejects] == ["value 'NaN' of h is not a finite number",
+                                                  "value '-Inf' of i is not a finite number"]
     q = {r["metric"]: (r["qualifier"], r["value"]) for r in rows}
     assert q["a"][0] == q["b"][0] == q["c"][0] == "x=1,y=2"
     assert [q[m][1] for m in "abcdeg"] == [1, 2, 3, 4, 5, 7]
     assert q["d"] == ("", 4)
     assert q["e"] == ("x=a}b,y={", 5)
     assert q["f"] == ("x=tab\\there", 6)
-    assert math.isnan(q["h"][1]) and q["i"][1] == -math.inf
-    assert one(rows, "j")["value"] == 1500 and one(rows, "j")["ts"] == 1000 * MS
+    assert "h" not in q and "i" not in q
+    assert one(rows, "j")["value"] == 1500 and one(rows, "j")["ts"] == 1_796_022_700_000 * MS
 
 
 @pytest.mark.parametrize(("line", "reason"), [
@@ -165,7 +167,7 @@ def test_scrapes_framed_by_time_lines(write):
     text = ("up{instance=\"leaf-01:9100\"} 0\n"          # before any time line: no timestamp
             "2026-11-30T07:12:13,123456789+00:00\n"      # date -Ins
             "up{instance=\"leaf-01:9100\"} 1\n"
-            "up{instance=\"leaf-01:9100\"} 2 1000\n"     # its own timestamp wins
+            "up{instance=\"leaf-01:9100\"} 2 1796022700000\n"  # its own timestamp wins
             "2026-11-30T07:12:23+00:00\n"                # date -Iseconds
             "\n# HELP up x\n"
             "up{instance=\"leaf-01:9100\"} 3\n"
@@ -176,7 +178,7 @@ def test_scrapes_framed_by_time_lines(write):
     path = write("prom/scrapes.prom", text)
     sink, rows = parse(path)
     got = [(r["line"], r["value"], r["ts"]) for r in rows]
-    assert got == [(3, 1.0, T_NS), (4, 2.0, 1000 * MS), (8, 3.0, 1_796_022_743 * 10**9),
+    assert got == [(3, 1.0, T_NS), (4, 2.0, 1_796_022_700_000 * MS), (8, 3.0, 1_796_022_743 * 10**9),
                    (10, 4.0, 1_796_022_743_500_000_000)]
     assert {r["device"] for r in rows} == {"leaf-01"}
     assert [(ln, why) for ln, why, _ in sink.rejects] == [
@@ -345,9 +347,11 @@ def test_real_samples_as_published_are_rejected_for_lack_of_timestamps(real_samp
     records = record_lines(path)
     assert sink.loaded + sink.rejected == records > 0
     # only the spec example has samples with their own timestamps
-    stamped = {"prometheus-exposition-spec-example.prom": 3}.get(name, 0)
+    # (and the third, before 1970, is out of the valid time range)
+    stamped = {"prometheus-exposition-spec-example.prom": 2}.get(name, 0)
     assert sink.loaded == len(rows) == stamped
-    assert {why for _, why, _ in sink.rejects} == {NO_TIMESTAMP}
+    assert {why for _, why, _ in sink.rejects} - {NO_TIMESTAMP} == (
+        {"time '-3982045' is outside 2000-01-01..2100-01-01 UTC"} if stamped else set())
 
 
 def stamped_copy(real_samples: Path, name: str, tmp_path: Path, host: str = "gpu-node-01") -> Path:
@@ -357,21 +361,24 @@ def stamped_copy(real_samples: Path, name: str, tmp_path: Path, host: str = "gpu
     return out
 
 
-def real(real_samples, name, tmp_path, sink=None):
+def real(real_samples, name, tmp_path, sink=None, rejects=()):
+    """The rows of a real sample stamped with a time line; `rejects`: the (line, reason) of the
+    records the value policy rejects."""
     path = stamped_copy(real_samples, name, tmp_path)
     sink, rows = parse(path, "prom/gpu-node-01.prom", sink=sink)
-    assert sink.rejected == 0, sink.rejects[:3]
-    assert sink.loaded == len(rows) == record_lines(path)
+    assert [(ln, why) for ln, why, _ in sink.rejects] == list(rejects)
+    assert sink.loaded == len(rows) == record_lines(path) - len(rejects)
     return rows
 
 
 def test_real_dcgm(real_samples, tmp_path):
-    rows = real(real_samples, "dcgm-exporter-readme.prom", tmp_path)
+    # DCGM's blank sentinel (INT64_NOT_SUPPORTED) is no temperature: a reject, the rest loads
+    rows = real(real_samples, "dcgm-exporter-readme.prom", tmp_path,
+                rejects=[(10, "DCGM blank value")])
     q = "UUID=GPU-604ac76c-d9cf-fef3-62e9-d92044ab6e52,gpu=0"  # space after comma, empty labels
     assert one(rows, "DCGM_FI_DEV_SM_CLOCK", qualifier=q)["value"] == 139
     assert one(rows, "DCGM_FI_DEV_MEM_CLOCK", qualifier=q)["value"] == 405
-    # DCGM's blank sentinel is kept as the number it is, not interpreted
-    assert one(rows, "DCGM_FI_DEV_MEMORY_TEMP")["value"] == float(9223372036854775794)
+    assert not [r for r in rows if r["metric"] == "DCGM_FI_DEV_MEMORY_TEMP"]
     assert {r["ts"] for r in rows} == {T_NS} and {r["device"] for r in rows} == {"gpu-node-01"}
 
 
@@ -427,11 +434,12 @@ def test_real_ethtool(real_samples, tmp_path):
 
 
 def test_real_spec_example(real_samples, tmp_path):
-    rows = real(real_samples, "prometheus-exposition-spec-example.prom", tmp_path)
-    assert len(rows) == 20
+    # a time before 2000 (and an infinite value) breaks the value policy
+    rows = real(real_samples, "prometheus-exposition-spec-example.prom", tmp_path,
+                rejects=[(14, "time '-3982045' is outside 2000-01-01..2100-01-01 UTC")])
+    assert len(rows) == 19
     assert one(rows, "http_requests_total", qualifier="code=400,method=post")["value"] == 3
-    weird = one(rows, "something_weird")
-    assert (weird["value"], weird["ts"]) == (math.inf, -3982045 * MS)
+    assert not [r for r in rows if r["metric"] == "something_weird"]
     quant = one(rows, "telemetry_requests_metrics_latency_microseconds", qualifier="quantile=0.99")
     assert quant["value"] == 76656 and quant["ts"] == T_NS
     assert one(rows, "telemetry_requests_metrics_latency_microseconds_sum")["value"] == 1.7560473e7
@@ -455,13 +463,13 @@ SAMPLES = [
     {"ts": T_NS, "device": "leaf-01", "ifname": "swp1", "metric": "nvswitch_interface_sp_rx_pause",
      "value": 7.0, "qualifier": "priority=3"},
     {"ts": T_NS, "device": "leaf-01", "ifname": "", "metric": "weird_gauge",
-     "value": math.inf, "qualifier": 'note=a "quoted" \\ back\nslash'},
+     "value": -1.5e300, "qualifier": 'note=a "quoted" \\ back\nslash'},
     {"ts": T_NS + 10**10, "device": "leaf-01", "ifname": "swp1",
      "metric": "nvswitch_interface_if_in_octets", "value": 0.25, "qualifier": ""},
     {"ts": T_NS, "device": "gpu-node-1", "ifname": "eth2", "metric": "node_network_up",
      "value": 1.0, "qualifier": ""},
     {"ts": T_NS, "device": "gpu-node-1", "ifname": "eth2",
-     "metric": "node_ethtool_received_prio3_pause", "value": -0.5, "qualifier": "priority=3"},
+     "metric": "node_ethtool_received_prio3_pause", "value": 0.5, "qualifier": "priority=3"},
     {"ts": T_NS, "device": "gpu-node-1", "ifname": "mlx4_0/2",
      "metric": "node_infiniband_port_data_received_bytes_total", "value": 5e-324, "qualifier": ""},
 ]
@@ -575,7 +583,7 @@ def test_bulk_series_resolution_agrees_with_the_exact_resolver(tmp_path_factory,
     for i, (metric, labels) in enumerate(series):
         body = ",".join(f'{k}="{v}"' for k, v in labels)
         lines.append(f"{metric}{{{body}}} {i}")
-        lines.append(f"{metric}{{{body}}} {i + 0.5} 1000")
+        lines.append(f"{metric}{{{body}}} {i + 0.5} 1796022700000")
     path = tmp_path_factory.mktemp("b") / rel
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
@@ -599,7 +607,7 @@ def test_bulk_resolution_of_label_sets(tmp_path, monkeypatch, labels, metric):
     monkeypatch.setattr(prom, "_BULK_MIN", 1)
     path = tmp_path / "prom" / "leaf-01.prom"
     path.parent.mkdir()
-    path.write_text(f"{T_LINE}\n{metric}{{{labels}}} 1\n{metric}{{{labels}}} 2 1000\n")
+    path.write_text(f"{T_LINE}\n{metric}{{{labels}}} 1\n{metric}{{{labels}}} 2 1796022700000\n")
     vectorized, exact = _both(path, "prom/leaf-01.prom")
     assert vectorized == exact and vectorized[2] == 2
 
@@ -611,7 +619,7 @@ def test_many_series_are_resolved_in_bulk(write, monkeypatch):
     for d in range(40):
         for p in range(30):
             lines.append(f'nvswitch_interface_if_in_octets{{instance="leaf-{d}:9100",'
-                         f'interface="swp{p}",tc="{p % 3}"}} {d * p} 1000')
+                         f'interface="swp{p}",tc="{p % 3}"}} {d * p} 1796022700000')
             lines.append(f'node_network_up{{device="eth{p}",instance="10.0.0.{d}:9100",job="n",'
                          f'x=""}} 1')
             lines.append(f'node_ethtool_received_prio{p % 8}_pause{{device="eth{p}",'

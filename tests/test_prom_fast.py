@@ -87,21 +87,26 @@ def test_fast_path_loads_what_the_exact_parser_loads(tmp_path_factory, lines, bl
 
 
 @pytest.mark.parametrize(("token", "ns"), [
-    ("9223372036854", 9_223_372_036_854_000_000),    # the last ms that fits in ns
-    ("-9223372036854", -9_223_372_036_854_000_000),
-    ("9223372036855", None),                         # one more: out of range
+    ("946684800000", 946_684_800_000_000_000),       # 2000-01-01: the first valid ms
+    ("946684799999", None),                          # one before: out of range
+    ("4102444799999", 4_102_444_799_999_000_000),    # the last valid ms, before 2100
+    ("4102444800000", None),
+    ("9223372036854", None),                         # fits in ns, but in 2262
+    ("-9223372036854", None),
+    ("9223372036855", None),
     ("-9223372036854775807", None),
     ("-9223372036854775808", None),                  # the int64 minimum (its abs overflows)
     ("9223372036854775808", None),                   # not an int64 at all
     ("+5", None),                                    # no sign allowed but '-'
-    ("05", 5_000_000),
+    ("01796022700000", 1_796_022_700_000_000_000),   # a leading zero
+    ("05", None),                                    # 1970
 ])
 def test_sample_timestamps_at_the_edges(tmp_path, token, ns):
     path = tmp_path / "leaf-01.prom"
     path.write_text(f'm{{host="h"}} 1 {token}\n' * 3)
     rows, rejects, loaded, rejected = assert_same_as_exact(path)
     if ns is None:
-        assert rows == [] and rejected == 3 and "timestamp" in rejects[0][1]
+        assert rows == [] and rejected == 3 and "time" in rejects[0][1]
     else:
         assert {r[1] for r in rows} == {ns} and loaded == 3
 
@@ -137,7 +142,7 @@ def test_one_series_after_another(tmp_path):
     for m in ("nvswitch_interface_if_in_octets", "nvswitch_interface_if_out_octets"):
         lines += [f"# HELP {m} octets", f"# TYPE {m} counter"]
         for p in range(30):
-            lines += [f'{m}{{instance="leaf-1",interface="swp{p}"}} {t * 7} {1000 + t}'
+            lines += [f'{m}{{instance="leaf-1",interface="swp{p}"}} {t * 7} {1_796_022_700_000 + t}'
                       for t in range(100)]
     path = tmp_path / "leaf-01.prom"
     path.write_text("\n".join(lines) + "\n")
@@ -232,7 +237,7 @@ def test_collisions_do_not_mix_up_series(tmp_path, monkeypatch):
     """The whole parser with a weak key hash: still the exact parser's rows."""
     monkeypatch.setattr(prom_keys, "key_hashes",
                         lambda k: (k.str.len_bytes().cast(pl.UInt64) % 5).to_numpy())
-    lines = [f'm{{host="h{d}",interface="swp{p}"}} {d * 100 + p} {1000 + s}'
+    lines = [f'm{{host="h{d}",interface="swp{p}"}} {d * 100 + p} {1_796_022_700_000 + s}'
              for s in range(3) for d in range(9) for p in range(11)]
     path = tmp_path / "leaf-01.prom"
     path.write_text("\n".join(lines) + "\n")
