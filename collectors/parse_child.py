@@ -30,7 +30,14 @@ from multiprocessing import get_context
 from multiprocessing.connection import Connection
 from typing import Any
 
-from collectors.parse_pool import ParsedFile, keep_as, packed, unpack_batch, watch_parent
+from collectors.parse_pool import (
+    ParsedFile,
+    ignore_interrupts,
+    keep_as,
+    packed,
+    unpack_batch,
+    watch_parent,
+)
 from collectors.source import Sink, SourceFile, run_parser
 
 # a file at least this big is parsed in a child when its parser is `python_bound` (smaller
@@ -48,6 +55,7 @@ def _child_main(conn: Connection, parser: Any, src: SourceFile, addresses: dict,
                 ifmaps: dict, parent: int) -> None:
     """The child: parse `src`, send ("batch", table, buf) per flush, then ("done", accounting)
     or ("error", exception)."""
+    ignore_interrupts()
     threading.Thread(target=watch_parent, args=(parent,), daemon=True).start()
     try:
         # samples go as the parser gave them: the store converts them (`frame_of`) as it
@@ -60,7 +68,8 @@ def _child_main(conn: Connection, parser: Any, src: SourceFile, addresses: dict,
 
         sink = Sink(flush=send, addresses=addresses, ifmaps=ifmaps)
         run_parser(parser, src, sink)
-        conn.send(("done", (sink.loaded, sink.rejected, dict(sink.rows), sink.first_reject)))
+        conn.send(("done", (sink.loaded, sink.rejected, dict(sink.rows), sink.first_reject,
+                            sink.ended_early)))
     except BaseException as exc:  # noqa: BLE001 - every failure goes to the parent, as is
         _send_error(conn, exc)
     finally:
@@ -125,7 +134,7 @@ def parse_in_child(parser: Any, src: SourceFile, sha: str, addresses: dict,
             if msg[0] == "batch":
                 yield msg[1], msg[2]
             elif msg[0] == "done":
-                out.loaded, out.rejected, out.rows, out.first_reject = msg[1]
+                out.loaded, out.rejected, out.rows, out.first_reject, out.ended_early = msg[1]
                 return
             else:
                 raise msg[1]
