@@ -25,7 +25,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Protocol
+from typing import IO, Any, Protocol
 
 import polars as pl
 
@@ -99,7 +99,7 @@ class SourceFile:
         raw.seek(0)
         inner: io.RawIOBase = _GzipStream(raw, self) if head == GZIP_MAGIC else raw
         stream = io.BufferedReader(_BoundedLines(inner, self), 1 << 16)
-        return _TextStream(stream, self)
+        return _TextStream(stream, self)  # type: ignore[return-value]
 
     def lines(self) -> Iterator[tuple[int, str]]:
         """Stream `(line_number, line)` pairs, 1-based, without the line terminator."""
@@ -230,6 +230,7 @@ class _BoundedLines(io.RawIOBase):
         self.skipping = False  # inside a line too long to keep
         self.lines = 0  # '\n's passed on so far
         self.out: list[memoryview] = []  # what is ready to pass on, in order
+        self.buf = bytearray(_READ_CHUNK)
         self.eof = False
 
     def readable(self) -> bool:
@@ -248,8 +249,11 @@ class _BoundedLines(io.RawIOBase):
         return n
 
     def _refill(self) -> None:
-        chunk = self.inner.read(_READ_CHUNK)
-        if not chunk:
+        # into one buffer, reused: a fresh 1 MiB `bytes` per read cost a third more time
+        # (each one mapped and unmapped by malloc); `out` is empty, so nothing points into it
+        buf = self.buf
+        n = self.inner.readinto(buf) or 0
+        if not n:
             self.eof = True
             if self.src.read_error:  # the stream broke inside this line: it is not complete
                 self.src.read_error_line = self.lines + 1
@@ -259,22 +263,22 @@ class _BoundedLines(io.RawIOBase):
                 self.out = [memoryview(bytes(self.tail))]
             self.tail = bytearray()
             return
-        first = chunk.find(b"\n")
+        first = buf.find(b"\n", 0, n)
         if first < 0:  # the line goes on
-            if not self.skipping and len(self.tail) + len(chunk) > MAX_RECORD_BYTES:
+            if not self.skipping and len(self.tail) + n > MAX_RECORD_BYTES:
                 self._too_long()
             if not self.skipping:
-                self.tail += chunk
+                self.tail += memoryview(buf)[:n]
             return
         if not self.skipping and len(self.tail) + first > MAX_RECORD_BYTES:
             self._too_long()
-        last = chunk.rfind(b"\n")
-        head = b"\n" if self.skipping else bytes(self.tail) + chunk[:first + 1]
-        body = memoryview(chunk)[first + 1:last + 1]  # whole lines, each shorter than a chunk
+        last = buf.rfind(b"\n", 0, n)
+        head = b"\n" if self.skipping else bytes(self.tail) + buf[:first + 1]
+        body = memoryview(buf)[first + 1:last + 1]  # whole lines, each shorter than a chunk
         self.out = [memoryview(head), body] if body else [memoryview(head)]
-        self.lines += 1 + chunk.count(b"\n", first + 1, last + 1)
+        self.lines += 1 + buf.count(b"\n", first + 1, last + 1)
         self.skipping = False
-        self.tail = bytearray(chunk[last + 1:])
+        self.tail = bytearray(buf[last + 1:n])
 
     def _too_long(self) -> None:
         self.src.long_lines.append(self.lines + 1)
@@ -286,25 +290,42 @@ class _BoundedLines(io.RawIOBase):
         super().close()
 
 
-class _TextStream(io.TextIOWrapper):
-    """The text of a file; `read()` of it all stops at `MAX_DOCUMENT_CHARS` (noted as the
-    file's `read_error`), so a parser reading a document whole holds a bounded text."""
+class _TextStream:
+    """The text of a file (a TextIOWrapper's, whose other methods it passes on); `read()` of
+    it all stops at `MAX_DOCUMENT_CHARS` (noted as the file's `read_error`), so a parser
+    reading a document whole holds a bounded text. Not a subclass: iterating a subclass of
+    TextIOWrapper calls `readline` through Python, which made reading lines twice as slow."""
 
     def __init__(self, stream: io.BufferedReader, src: SourceFile) -> None:
-        super().__init__(stream, encoding="utf-8", errors="replace")
+        self._text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace")
+        # reads of 64 KB, not 8: a buffered reader passes a small read on to the raw stream
+        # (a Python one here) when its buffer is empty, once per 8 KB otherwise
+        self._text._CHUNK_SIZE = 1 << 16  # type: ignore[attr-defined]
         self._src = src
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._text, name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._text)
+
+    def __enter__(self) -> _TextStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._text.close()
 
     def read(self, size: int | None = -1) -> str:
         if size is not None and size >= 0:
-            return super().read(size)
+            return self._text.read(size)
         # in pieces: a read of MAX_DOCUMENT_CHARS at once would allocate that much first
         parts, got = [], 0
-        while got < MAX_DOCUMENT_CHARS and (part := super().read(
+        while got < MAX_DOCUMENT_CHARS and (part := self._text.read(
                 min(_READ_CHUNK, MAX_DOCUMENT_CHARS - got))):
             parts.append(part)
             got += len(part)
         text = "".join(parts)
-        if got == MAX_DOCUMENT_CHARS and super().read(1):
+        if got == MAX_DOCUMENT_CHARS and self._text.read(1):
             self._src.read_error = (f"longer than {MAX_DOCUMENT_CHARS >> 20} Mi characters, the "
                                     "most a document read whole (JSON, YAML) may have: the rest "
                                     "was not read")

@@ -1,8 +1,10 @@
 """The `fabtwin` command line.
 
-Exit codes scripts can trust: 0 done; 1 an unexpected internal error; 2 bad invocation or
-unreadable input (missing bundle, bad manifest, refused or failing SQL); 3 some files failed to
-load (I/O, corrupt gzip) while the rest loaded; 4 with `--strict`, some records were rejected.
+Exit codes scripts can trust: 0 done; 1 an unexpected internal error (or an ingest's parsing
+worker killed); 2 bad invocation or unreadable input (missing bundle, bad manifest, refused or
+failing SQL, a full disk); 3 some files failed to load (an I/O error reading them) while the
+rest loaded; 4 with `--strict`, some records were rejected (a damaged gzip among them); 130
+interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
