@@ -46,6 +46,11 @@ CHILD_MIN_BYTES = 8 << 20
 QUEUE_BATCHES = 4  # batches received and not inserted yet, at most (each up to ~20 MB)
 
 
+class ChildDied(RuntimeError):
+    """The parsing child ended without finishing its file (killed from outside, or by the
+    kernel for memory)."""
+
+
 def wants_child(parser: Any, size: int, workers: int) -> bool:
     """Whether a file of `size` bytes is parsed in a child (`workers` > 1: cores to spare)."""
     return workers > 1 and getattr(parser, "python_bound", False) and size >= CHILD_MIN_BYTES
@@ -91,7 +96,7 @@ def parse_in_child(parser: Any, src: SourceFile, sha: str, addresses: dict,
                    ifmaps: dict) -> Iterator[ParsedFile]:
     """A `ParsedFile` whose `batches` stream from a child parsing `src`; its accounting is
     filled when they are exhausted. The child's exception is raised there (a child that
-    died: RuntimeError). Leaving the block stops the child if it still runs."""
+    died: ChildDied, a RuntimeError). Leaving the block stops the child if it still runs."""
     ctx = get_context("spawn")  # not fork: this process holds DuckDB's and polars' threads
     recv, send = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child_main, name=f"fabtwin-parse {src.rel}", daemon=True,
@@ -109,7 +114,7 @@ def parse_in_child(parser: Any, src: SourceFile, sha: str, addresses: dict,
                     msg = ("batch", msg[1], unpack_batch(msg[2]))
             except (EOFError, OSError):
                 proc.join(timeout=5)
-                msg = ("error", RuntimeError(
+                msg = ("error", ChildDied(
                     f"{src.rel}: the parsing process ended without finishing the file "
                     f"(exit code {proc.exitcode})"))
             except Exception as exc:  # noqa: BLE001 - a message that does not read back

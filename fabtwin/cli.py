@@ -85,6 +85,7 @@ def ingest(bundle: Path, db: str, as_json: bool, strict: bool, quiet: bool,
 
     from collectors.ingest import DISK_FULL, BundleError
     from collectors.lake import is_lake, lake_totals, open_for_ingest  # a directory: a Parquet lake
+    from collectors.parse_child import ChildDied
     from collectors.store import StoreError
 
     kept = ("the store keeps the files loaded before it; the same ingest again loads the rest")
@@ -103,7 +104,7 @@ def ingest(bundle: Path, db: str, as_json: bool, strict: bool, quiet: bool,
         store_failure(db, exc)
     except KeyboardInterrupt:
         fail(f"interrupted; {kept}", 130)
-    except BrokenProcessPool:
+    except (BrokenProcessPool, ChildDied):
         fail(f"a parsing worker process died (killed from outside, or out of memory); {kept}",
              1)
     except OSError as exc:

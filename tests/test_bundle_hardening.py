@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import gzip
 import json
+import multiprocessing
 import os
 import shutil
 import signal
@@ -14,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import zlib
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -265,7 +267,9 @@ def _capped_ingest(bundle: Path, db: Path) -> tuple[int, str, int]:
             "    main(sys.argv[1:])\n"
             "except SystemExit as exc:\n"
             "    rc = exc.code or 0\n"
-            "print('MAXRSS', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+            # VmHWM, not ru_maxrss: that one keeps the forked test process's size across exec
+            "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0]\n"
+            "print('MAXRSS', hwm.split()[1], file=sys.stderr)\n"
             "sys.exit(rc)\n")
     # few malloc arenas and polars threads: each reserves address space it never touches
     env = {**os.environ, "PYTHONPATH": str(REPO), "POLARS_MAX_THREADS": "1",
@@ -445,6 +449,41 @@ def test_a_worker_killed_from_outside_is_one_line(tmp_path, monkeypatch):
     monkeypatch.undo()
     with duckdb.connect(str(db), read_only=True) as con:
         consistent(con)
+
+
+def test_the_child_parsing_a_big_file_killed_is_one_line(tmp_path, monkeypatch):
+    import collectors.ingest as ingest_mod
+    import collectors.parse_child as child_mod
+
+    b = _bundle(tmp_path, 2)
+    (b / "gnmi").mkdir()
+    (b / "gnmi" / "leaf-1.json").write_text("".join(
+        json.dumps({"name": "sub", "timestamp": 1_764_500_000_000_000_000 + i,
+                    "tags": {"source": "leaf-1", "interface_name": "swp1"},
+                    "values": {"/interfaces/interface/state/counters/in-octets": str(i)}}) + "\n"
+        for i in range(2000)))
+    monkeypatch.setattr(child_mod, "CHILD_MIN_BYTES", 0)  # this small file goes to a child
+    real = child_mod.parse_in_child
+
+    @contextmanager
+    def killed(*args, **kwargs):
+        with real(*args, **kwargs) as parsed:  # the child is still importing: not done yet
+            for proc in multiprocessing.active_children():
+                if proc.name.startswith("fabtwin-parse"):
+                    os.kill(proc.pid, signal.SIGKILL)
+            yield parsed
+
+    monkeypatch.setattr(ingest_mod, "parse_in_child", killed)
+    db = tmp_path / "s.duckdb"
+    out = CliRunner().invoke(main, ["ingest", str(b), "--db", str(db), "-q", "--workers", "2"])
+    assert out.exit_code == 1, out.output
+    (line,) = out.stderr.strip().splitlines()
+    assert line.startswith("fabtwin: error: a parsing worker process died")
+    monkeypatch.undo()
+    with duckdb.connect(str(db), read_only=True) as con:
+        consistent(con)
+        assert con.execute("SELECT count(*) FROM files WHERE path LIKE 'gnmi/%'").fetchall() == [
+            (0,)]
 
 
 # -- 6. fuzz of whole bundles --------------------------------------------------------------------
