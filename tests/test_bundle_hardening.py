@@ -441,14 +441,20 @@ def test_a_worker_killed_from_outside_is_one_line(tmp_path, monkeypatch):
         yield from real(self, tasks, ahead)
 
     monkeypatch.setattr(ParsePool, "run", run_after_a_kill)
-    db = tmp_path / "s.duckdb"
+    _ingest_with_a_death(b, tmp_path / "s.duckdb", monkeypatch).close()
+
+
+def _ingest_with_a_death(b: Path, db: Path, monkeypatch) -> duckdb.DuckDBPyConnection:
+    """`fabtwin ingest` on two workers while one process dies: one line, exit 1, the store
+    consistent (returned, read-only, for more checks)."""
     out = CliRunner().invoke(main, ["ingest", str(b), "--db", str(db), "-q", "--workers", "2"])
     assert out.exit_code == 1, out.output
     (line,) = out.stderr.strip().splitlines()
     assert line.startswith("fabtwin: error: a parsing worker process died")
     monkeypatch.undo()
-    with duckdb.connect(str(db), read_only=True) as con:
-        consistent(con)
+    con = duckdb.connect(str(db), read_only=True)
+    consistent(con)
+    return con
 
 
 def test_the_child_parsing_a_big_file_killed_is_one_line(tmp_path, monkeypatch):
@@ -474,14 +480,7 @@ def test_the_child_parsing_a_big_file_killed_is_one_line(tmp_path, monkeypatch):
             yield parsed
 
     monkeypatch.setattr(ingest_mod, "parse_in_child", killed)
-    db = tmp_path / "s.duckdb"
-    out = CliRunner().invoke(main, ["ingest", str(b), "--db", str(db), "-q", "--workers", "2"])
-    assert out.exit_code == 1, out.output
-    (line,) = out.stderr.strip().splitlines()
-    assert line.startswith("fabtwin: error: a parsing worker process died")
-    monkeypatch.undo()
-    with duckdb.connect(str(db), read_only=True) as con:
-        consistent(con)
+    with _ingest_with_a_death(b, tmp_path / "s.duckdb", monkeypatch) as con:
         assert con.execute("SELECT count(*) FROM files WHERE path LIKE 'gnmi/%'").fetchall() == [
             (0,)]
 
