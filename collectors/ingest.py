@@ -241,9 +241,16 @@ def ingest_bundle(
                     for (path, rel), f in zip(files, found, strict=True)]
             plan.sort(key=lambda t: (t.priority, t.rel))
             versions = store.loaded_versions()
+            # a Parquet lake (its store's path is the lake's directory) only ever appends
+            append_only = Path(store.path).is_dir()
             for p in plan:
                 if p.rel in versions and not p.unchanged and p.parser is not None:
                     p.supersedes = superseded_versions(p.src.path, root, versions[p.rel])
+                    if append_only and p.supersedes:
+                        p.note = (f"a newer version of file_id {p.supersedes[0]}; a lake only "
+                                  "appends, so the earlier version's rows stay (a DuckDB store "
+                                  "replaces them)")
+                        p.supersedes = []
             total = sum(p.size for p in plan) or 1
             done = 0
             for _, level_items in groupby(plan, key=lambda t: t.priority):
@@ -263,6 +270,8 @@ def ingest_bundle(
                         summary.files.append(_load_parsed(store, p, next(parsed), str(root)))
                     else:
                         summary.files.append(_ingest_here(store, p, known, str(root), workers))
+                    if p.note and summary.files[-1].status == "loaded":
+                        summary.files[-1].reason = p.note
                     done += p.size
             for path, reason in not_read:
                 rel = path.relative_to(base).as_posix()
@@ -331,6 +340,7 @@ class _Planned:
     sha: str = ""  # when hashed before the parse (by a worker, or here for a store with files)
     unchanged: bool = False  # the store has this file already
     supersedes: list[int] = field(default_factory=list)  # earlier versions' file ids
+    note: str | None = None  # said in the summary of a loaded file
 
     @property
     def poolable(self) -> bool:

@@ -162,6 +162,8 @@ def _print_summary(summary: IngestSummary) -> None:
                        f"first: {f.first_reject}")
         if f.superseded:
             click.echo(f"replaced {f.path}: its earlier version's rows (it grew or changed)")
+        if f.status == "loaded" and f.reason:
+            click.echo(f"note     {f.path}: {f.reason}")
         if f.status == "loaded" and f.broken:
             click.echo(f"partial  {f.broken}")
     for f in summary.skipped:

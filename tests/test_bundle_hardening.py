@@ -254,6 +254,22 @@ def test_a_grown_copy_elsewhere_supersedes_the_version_it_starts_with(tmp_path):
         assert store.con.execute("SELECT count(*) FROM logs").fetchone() == (7,)
 
 
+def test_a_lake_keeps_the_earlier_version_and_says_so(tmp_path):
+    b = tmp_path / "b"
+    (b / "syslog").mkdir(parents=True)
+    (b / "syslog" / "leaf-1.log").write_text(syslog(0, 4))
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    assert CliRunner().invoke(main, ["ingest", str(b), "--db", str(lake), "-q"]).exit_code == 0
+    with open(b / "syslog" / "leaf-1.log", "a") as fh:
+        fh.write(syslog(4, 3))
+    out = CliRunner().invoke(main, ["ingest", str(b), "--db", str(lake), "-q"])
+    assert out.exit_code == 0, out.output
+    assert ("note     syslog/leaf-1.log: a newer version of file_id 1; a lake only appends, so "
+            "the earlier version's rows stay") in out.output
+    assert "replaced" not in out.output and "11 log lines" in out.output
+
+
 # -- 4. bounded reading --------------------------------------------------------------------------
 
 def _capped_ingest(bundle: Path, db: Path) -> tuple[int, str, int]:
