@@ -6,7 +6,8 @@ entry of `topology.nodes` (rows only when it declares `mgmt-ipv4`/`mgmt-ipv6`:
 Links come in the brief form `endpoints: ["leaf1:e1-1", "spine:e1-1"]` and the extended form
 `endpoints: [{node: leaf1, interface: e1-1}, ...]`. Links to containerlab's pseudo-nodes (`host`,
 `mgmt-net`, `macvlan`) or single-ended typed links are loaded without a neighbor row: they are
-not cables between two devices. The YAML is loaded whole (topologies are small).
+not cables between two devices. The YAML is loaded whole (topologies are small: at most
+`MAX_DOCUMENT_CHARS`), and refused when its aliases expand beyond `MAX_YAML_NODES` nodes.
 """
 
 from __future__ import annotations
@@ -37,9 +38,18 @@ class ClabParser:
     def parse(self, src: SourceFile, sink: Sink) -> None:
         with src.open_text() as fh:
             text = fh.read()
+        loader = None
         try:
-            root = yaml.compose(text, Loader=yaml.SafeLoader)
-            data = yaml.safe_load(text)
+            loader = yaml.SafeLoader(text)  # (it reads the first characters already)
+            root = loader.get_single_node()
+            if root is not None and (size := expanded_nodes(root)) > MAX_YAML_NODES:
+                # aliases are shared nodes until something walks the data: an 887-byte
+                # "billion laughs" file grew a worker past 5 GB when a value of it was printed
+                sink.reject(1, f"YAML aliases expand to {size:,} nodes, more than the "
+                            f"{MAX_YAML_NODES:,} a topology may have (an alias bomb?): not read",
+                            text[:200])
+                return
+            data = loader.construct_document(root) if root is not None else None
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
             line = mark.line + 1 if mark is not None else 1
@@ -49,6 +59,9 @@ class ClabParser:
         except (ValueError, TypeError, RecursionError) as exc:  # e.g. a date like 2024-13-01
             sink.reject(1, f"invalid YAML value: {exc}", text[:200])
             return
+        finally:
+            if loader is not None:
+                loader.dispose()
         topo = data.get("topology") if isinstance(data, dict) else None
         if not isinstance(topo, dict):
             sink.reject(1, "not a containerlab topology: no 'topology' mapping", text[:200])
@@ -102,6 +115,39 @@ class ClabParser:
                 (a_dev, a_if), (b_dev, b_if) = ends
                 sink.neighbor(a_dev, a_if, b_dev, b_if)
             sink.accept()
+
+
+# The most nodes a topology's YAML may have once its aliases are expanded: a lab of 1,000 nodes
+# and 4,000 links is about 40,000
+MAX_YAML_NODES = 200_000
+
+
+def expanded_nodes(root: yaml.Node) -> int:
+    """How many nodes the YAML graph under `root` has with every alias expanded, counted
+    without expanding them (each shared node's count is computed once; a recursive alias
+    counts once)."""
+    sizes: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:  # iterative: a deeply nested document must not exhaust Python's stack
+        node, done = stack.pop()
+        if id(node) in sizes and not done:
+            continue
+        kids = _kids(node)
+        if not done:
+            sizes[id(node)] = 1  # a node reached again through itself counts once
+            stack.append((node, True))
+            stack.extend((k, False) for k in kids if id(k) not in sizes)
+        else:
+            sizes[id(node)] = 1 + sum(sizes[id(k)] for k in kids)
+    return sizes[id(root)]
+
+
+def _kids(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
 
 
 def link_endpoints(link: object) -> list[tuple[str, str]] | str:

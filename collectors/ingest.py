@@ -6,8 +6,10 @@ Files whose sha256 is already in the store are `unchanged`: ingesting twice adds
 
 from __future__ import annotations
 
+import errno
 import gzip
 import json
+import os
 import zlib
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -39,11 +41,16 @@ class BundleError(ValueError):
     """A bundle that cannot be read at all (missing, bad manifest)."""
 
 
-def read_manifest(root: Path) -> Manifest:
-    """The bundle's `manifest.json`, or an empty manifest. BundleError names the file if invalid."""
+def read_manifest(root: Path, follow_symlinks: bool = False) -> Manifest:
+    """The bundle's `manifest.json`, or an empty manifest. BundleError names the file if invalid,
+    or if it is a symbolic link out of the bundle (read only with `follow_symlinks`)."""
     path = root / "manifest.json"
     if not path.is_file():
         return Manifest()
+    if not follow_symlinks and path.is_symlink() and \
+            not path.resolve().is_relative_to(root.resolve()):
+        raise BundleError(f"{path}: a symbolic link to {path.resolve()}, outside the bundle: not "
+                          "read (--follow-symlinks reads it)")
     try:
         data = json.loads(path.read_text())
     except json.JSONDecodeError as exc:
@@ -73,17 +80,78 @@ def head_of(path: Path) -> str:
     return raw.decode("utf-8", errors="replace")
 
 
-def bundle_files(root: Path) -> list[Path]:
-    """Every regular file of a bundle, sorted, hidden files and manifest/labels excluded."""
+def bundle_files(root: Path, follow_symlinks: bool = False
+                 ) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """Every regular file of a bundle, sorted (hidden files and manifest/labels excluded), and
+    the entries not read, each with why.
+
+    Nothing outside the bundle is read unless `follow_symlinks`: a symbolic link to a file or
+    folder outside it is listed, not followed. A link to a file or folder inside it is not read
+    when its target is read anyway (under its own name), nor are broken links, links in a loop,
+    FIFOs, sockets and devices (reading them could block).
+    """
     if root.is_file():
-        return [root]
-    out = []
-    for p in sorted(root.rglob("*")):
-        rel = p.relative_to(root)
-        if p.is_file() and not any(part.startswith(".") for part in rel.parts) \
-                and p.name not in IGNORED_NAMES:
-            out.append(p)
-    return out
+        return [root], []
+    files: list[Path] = []
+    skipped: list[tuple[Path, str]] = []
+    top = root.resolve()
+    seen_dirs = {top}
+
+    def walk(folder: Path) -> None:
+        with os.scandir(folder) as it:
+            entries = sorted(it, key=lambda e: e.name)
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            path = Path(entry.path)
+            if entry.is_symlink():
+                _link(path)
+            elif entry.is_dir(follow_symlinks=False):
+                walk(path)
+            elif entry.is_file(follow_symlinks=False):
+                if entry.name not in IGNORED_NAMES:
+                    files.append(path)
+            else:
+                skipped.append((path, NOT_REGULAR))
+
+    def _link(path: Path) -> None:
+        try:
+            target = path.resolve(strict=True)
+        except (OSError, RuntimeError):  # RuntimeError: a loop of links (Python 3.11)
+            skipped.append((path, "a broken symbolic link (its target does not exist)"))
+            return
+        if not target.is_relative_to(top) and not follow_symlinks:
+            kind = "folder" if target.is_dir() else "file"
+            skipped.append((path, f"a symbolic link to the {kind} {target}, outside the bundle: "
+                                  "not read (--follow-symlinks reads it)"))
+        elif target.is_dir():
+            if any(target.is_relative_to(d) or d.is_relative_to(target) for d in seen_dirs):
+                skipped.append((path, f"a symbolic link to the folder {target}, which is read "
+                                      "where it is (or already was): not read twice"))
+            else:
+                seen_dirs.add(target)
+                walk(path)
+        elif target.is_file():
+            if path.name not in IGNORED_NAMES:
+                links.append((path, target))
+        else:
+            skipped.append((path, NOT_REGULAR))
+
+    links: list[tuple[Path, Path]] = []
+    walk(root)
+    real = {p.resolve() for p in files}
+    for path, target in links:
+        if target in real:  # read under its own name already: its rows would be there twice
+            name = target.relative_to(top).as_posix() if target.is_relative_to(top) else target
+            skipped.append((path, f"a symbolic link to {name}, which is read under its own "
+                                  "name: not read twice"))
+        else:
+            real.add(target)
+            files.append(path)
+    return sorted(files), skipped
+
+
+NOT_REGULAR = "not a regular file (a FIFO, socket or device): not read"
 
 
 @dataclass
@@ -122,10 +190,16 @@ def ingest_bundle(
     progress: Callable[[str, int, int], None] | None = None,
     workers: int | None = None,
     totals: bool = True,
+    follow_symlinks: bool = False,
 ) -> IngestSummary:
     """Ingest every file of `bundle` into `store`; `progress(path, done_bytes, total_bytes)`.
     `totals=False` leaves `summary.totals` empty (they scan the whole store: seconds on a big
-    one).
+    one). Symbolic links out of the bundle are listed as skipped, not read, unless
+    `follow_symlinks` (`bundle_files`).
+
+    A file with a path the store holds from this bundle directory, or whose earlier version is
+    its beginning (it grew), supersedes that version (`superseded_versions`): the earlier rows
+    go in the transaction that loads the new ones.
 
     Files are parsed by `workers` processes (default: `parse_pool.default_workers()`, the
     machine's cores; 1 parses in this process) when the bundle has enough of them, and a big
@@ -136,10 +210,11 @@ def ingest_bundle(
     root = Path(bundle)
     if not root.exists():
         raise BundleError(f"{root}: no such bundle")
-    manifest = read_manifest(root if root.is_dir() else root.parent)
     base = root if root.is_dir() else root.parent
+    manifest = read_manifest(base, follow_symlinks)
     summary = IngestSummary(str(root), store.path)
-    files = [(path, path.relative_to(base).as_posix()) for path in bundle_files(root)]
+    paths, not_read = bundle_files(root, follow_symlinks)
+    files = [(path, path.relative_to(base).as_posix()) for path in paths]
     seen = store.seen_files()
     known = {key: status for key, (status, _) in seen.items()}
     workers = default_workers() if workers is None else max(1, workers)
@@ -165,6 +240,17 @@ def ingest_bundle(
                              path.stat().st_size, f.sha, f.unchanged)
                     for (path, rel), f in zip(files, found, strict=True)]
             plan.sort(key=lambda t: (t.priority, t.rel))
+            versions = store.loaded_versions()
+            # a Parquet lake (its store's path is the lake's directory) only ever appends
+            append_only = Path(store.path).is_dir()
+            for p in plan:
+                if p.rel in versions and not p.unchanged and p.parser is not None:
+                    p.supersedes = superseded_versions(p.src.path, root, versions[p.rel])
+                    if append_only and p.supersedes:
+                        p.note = (f"a newer version of file_id {p.supersedes[0]}; a lake only "
+                                  "appends, so the earlier version's rows stay (a DuckDB store "
+                                  "replaces them)")
+                        p.supersedes = []
             total = sum(p.size for p in plan) or 1
             done = 0
             for _, level_items in groupby(plan, key=lambda t: t.priority):
@@ -184,7 +270,13 @@ def ingest_bundle(
                         summary.files.append(_load_parsed(store, p, next(parsed), str(root)))
                     else:
                         summary.files.append(_ingest_here(store, p, known, str(root), workers))
+                    if p.note and summary.files[-1].status == "loaded":
+                        summary.files[-1].reason = p.note
                     done += p.size
+            for path, reason in not_read:
+                rel = path.relative_to(base).as_posix()
+                store.record_not_read(rel, reason, str(root))
+                summary.files.append(FileResult(rel, "skipped", reason=reason))
         finally:
             if pool is not None:
                 pool.close()
@@ -194,6 +286,22 @@ def ingest_bundle(
     if totals:
         summary.totals = store_totals(store)
     return summary
+
+
+def superseded_versions(path: Path, bundle: Path,
+                        versions: list[tuple[int, str, str, int]]) -> list[int]:
+    """The file ids, among the loaded `versions` (file_id, bundle, sha256, size) of a path,
+    that the file at `path` replaces: those ingested from the same bundle directory, and
+    those whose content is the beginning of this file's (it grew since), from any bundle."""
+    here = bundle.resolve()
+    out = []
+    size = path.stat().st_size
+    for file_id, where, sha, old_size in versions:
+        same_bundle = bool(where) and Path(where).resolve() == here
+        if same_bundle or (old_size is not None and 0 < old_size < size
+                           and sha256_of(path, old_size) == sha):
+            out.append(file_id)
+    return out
 
 
 def _hashes(files: list[tuple[Path, str]]) -> list[str]:
@@ -231,6 +339,8 @@ class _Planned:
     size: int
     sha: str = ""  # when hashed before the parse (by a worker, or here for a store with files)
     unchanged: bool = False  # the store has this file already
+    supersedes: list[int] = field(default_factory=list)  # earlier versions' file ids
+    note: str | None = None  # said in the summary of a loaded file
 
     @property
     def poolable(self) -> bool:
@@ -274,13 +384,17 @@ def _ingest_parsed_here(store: Store, p: _Planned, sha: str | Future[str],
             with duckdb_setting(store.con, "threads", "1"), \
                     parse_in_child(p.parser, p.src, "", *store.lookup_maps()) as parsed:
                 return store.ingest_file(p.parser, p.src, sha, bundle, group=True,
-                                         parsed=parsed)
-        return store.ingest_file(p.parser, p.src, sha, bundle, group=True)
+                                         parsed=parsed, supersedes=p.supersedes)
+        return store.ingest_file(p.parser, p.src, sha, bundle, group=True,
+                                 supersedes=p.supersedes)
     except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        if isinstance(exc, OSError) and exc.errno in DISK_FULL:
+            raise  # the store's disk, not this file: nothing after it would load either
         return FileResult(p.rel, "failed", p.parser.name, reason=f"{p.rel}: {exc}")
 
 
 HASH_ASIDE_BYTES = 1 << 20
+DISK_FULL = {errno.ENOSPC, errno.EDQUOT}
 
 
 @cache
@@ -293,7 +407,8 @@ def _load_parsed(store: Store, p: _Planned, parsed: ParsedFile, bundle: str) -> 
     assert p.parser is not None and parsed.rel == p.rel
     if parsed.status == "failed":
         return FileResult(p.rel, "failed", p.parser.name, reason=parsed.reason)
-    return store.ingest_file(p.parser, p.src, parsed.sha, bundle, group=True, parsed=parsed)
+    return store.ingest_file(p.parser, p.src, parsed.sha, bundle, group=True, parsed=parsed,
+                             supersedes=p.supersedes)
 
 
 def store_totals(store: Store) -> dict:

@@ -30,13 +30,25 @@ from multiprocessing import get_context
 from multiprocessing.connection import Connection
 from typing import Any
 
-from collectors.parse_pool import ParsedFile, keep_as, packed, unpack_batch, watch_parent
+from collectors.parse_pool import (
+    ParsedFile,
+    ignore_interrupts,
+    keep_as,
+    packed,
+    unpack_batch,
+    watch_parent,
+)
 from collectors.source import Sink, SourceFile, run_parser
 
 # a file at least this big is parsed in a child when its parser is `python_bound` (smaller
 # ones: starting the child, about 0.4 s of imports, would cost more than it saves)
 CHILD_MIN_BYTES = 8 << 20
 QUEUE_BATCHES = 4  # batches received and not inserted yet, at most (each up to ~20 MB)
+
+
+class ChildDied(RuntimeError):
+    """The parsing child ended without finishing its file (killed from outside, or by the
+    kernel for memory)."""
 
 
 def wants_child(parser: Any, size: int, workers: int) -> bool:
@@ -48,6 +60,7 @@ def _child_main(conn: Connection, parser: Any, src: SourceFile, addresses: dict,
                 ifmaps: dict, parent: int) -> None:
     """The child: parse `src`, send ("batch", table, buf) per flush, then ("done", accounting)
     or ("error", exception)."""
+    ignore_interrupts()
     threading.Thread(target=watch_parent, args=(parent,), daemon=True).start()
     try:
         # samples go as the parser gave them: the store converts them (`frame_of`) as it
@@ -60,7 +73,8 @@ def _child_main(conn: Connection, parser: Any, src: SourceFile, addresses: dict,
 
         sink = Sink(flush=send, addresses=addresses, ifmaps=ifmaps)
         run_parser(parser, src, sink)
-        conn.send(("done", (sink.loaded, sink.rejected, dict(sink.rows), sink.first_reject)))
+        conn.send(("done", (sink.loaded, sink.rejected, dict(sink.rows), sink.first_reject,
+                            sink.ended_early)))
     except BaseException as exc:  # noqa: BLE001 - every failure goes to the parent, as is
         _send_error(conn, exc)
     finally:
@@ -82,7 +96,7 @@ def parse_in_child(parser: Any, src: SourceFile, sha: str, addresses: dict,
                    ifmaps: dict) -> Iterator[ParsedFile]:
     """A `ParsedFile` whose `batches` stream from a child parsing `src`; its accounting is
     filled when they are exhausted. The child's exception is raised there (a child that
-    died: RuntimeError). Leaving the block stops the child if it still runs."""
+    died: ChildDied, a RuntimeError). Leaving the block stops the child if it still runs."""
     ctx = get_context("spawn")  # not fork: this process holds DuckDB's and polars' threads
     recv, send = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child_main, name=f"fabtwin-parse {src.rel}", daemon=True,
@@ -100,7 +114,7 @@ def parse_in_child(parser: Any, src: SourceFile, sha: str, addresses: dict,
                     msg = ("batch", msg[1], unpack_batch(msg[2]))
             except (EOFError, OSError):
                 proc.join(timeout=5)
-                msg = ("error", RuntimeError(
+                msg = ("error", ChildDied(
                     f"{src.rel}: the parsing process ended without finishing the file "
                     f"(exit code {proc.exitcode})"))
             except Exception as exc:  # noqa: BLE001 - a message that does not read back
@@ -125,7 +139,7 @@ def parse_in_child(parser: Any, src: SourceFile, sha: str, addresses: dict,
             if msg[0] == "batch":
                 yield msg[1], msg[2]
             elif msg[0] == "done":
-                out.loaded, out.rejected, out.rows, out.first_reject = msg[1]
+                out.loaded, out.rejected, out.rows, out.first_reject, out.ended_early = msg[1]
                 return
             else:
                 raise msg[1]

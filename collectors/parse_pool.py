@@ -23,6 +23,7 @@ import gzip
 import io
 import os
 import pickle
+import signal
 import tempfile
 import threading
 import time
@@ -71,6 +72,7 @@ class ParsedFile:
     rejected: int = 0
     rows: dict[str, int] = field(default_factory=dict)
     first_reject: tuple[int, str, str] | None = None
+    ended_early: str | None = None
 
 
 @dataclass(frozen=True)
@@ -139,9 +141,17 @@ _PARSERS: dict[str, object] = {}
 
 def _init(maps_path: str, parent: int) -> None:
     global _MAPS_PATH, _PARSERS
+    ignore_interrupts()
     _MAPS_PATH = maps_path
     _PARSERS = {p.name: p for p in parsers()}
     threading.Thread(target=watch_parent, args=(parent,), daemon=True).start()
+
+
+def ignore_interrupts() -> None:
+    """Ctrl-C reaches every process of the terminal's group: a worker leaves it to the
+    ingesting process, which stops the pool and prints one line (a worker's own traceback
+    would only add noise)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def watch_parent(parent: int) -> None:
@@ -177,7 +187,7 @@ def parse_file(parser, src: SourceFile, sha: str, addresses: dict, ifmaps: dict,
 def _accounted(out: ParsedFile, sink: Sink) -> ParsedFile:
     """`out` with the accounting of the (closed) sink its batches came from."""
     out.loaded, out.rejected, out.rows = sink.loaded, sink.rejected, dict(sink.rows)
-    out.first_reject = sink.first_reject
+    out.first_reject, out.ended_early = sink.first_reject, sink.ended_early
     return out
 
 

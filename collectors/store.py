@@ -15,7 +15,7 @@ import re
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -40,13 +40,19 @@ def _sql(name: str) -> str:
     return (resources.files("collectors") / "sql" / name).read_text()
 
 
-def sha256_of(path: Path) -> str:
-    """sha256 of a file's bytes, streamed (8 MB reads: hashlib lets the GIL go while it hashes,
-    and a thread hashing beside a parser waits for the GIL again after each read)."""
+def sha256_of(path: Path, limit: int | None = None) -> str:
+    """sha256 of a file's bytes (its first `limit` bytes if given), streamed (8 MB reads:
+    hashlib lets the GIL go while it hashes, and a thread hashing beside a parser waits for the
+    GIL again after each read)."""
     h = hashlib.sha256()
+    left = -1 if limit is None else limit
     with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(8 << 20), b""):
+        while left:
+            chunk = fh.read(8 << 20 if left < 0 else min(8 << 20, left))
+            if not chunk:
+                break
             h.update(chunk)
+            left = left - len(chunk) if left > 0 else left
     return h.hexdigest()
 
 
@@ -63,12 +69,15 @@ class FileResult:
     rows: dict[str, int] = field(default_factory=dict)
     reason: str | None = None
     first_reject: str | None = None  # "file:line: reason" for the one-line error
+    superseded: list[int] = field(default_factory=list)  # earlier versions' file ids it replaced
+    broken: str | None = None  # "file:line: reason" where its text ended early (damaged gzip)
 
     def as_json(self) -> dict:
         return {
             "path": self.path, "status": self.status, "parser": self.parser,
             "records_read": self.records_read, "loaded": self.loaded, "rejected": self.rejected,
             "rows": {k: v for k, v in self.rows.items() if v}, "reason": self.reason,
+            "superseded": self.superseded, "ended_early": self.broken,
         }
 
 
@@ -132,11 +141,29 @@ class Store:
         self.commit()
         self.con.close()
 
+    def rollback(self) -> None:
+        """Undo the open group of files, if any (an ingest stopped between two of them)."""
+        if self._in_txn:
+            self.con.execute("ROLLBACK")
+            self._in_txn = False
+        self._pending, self._pending_rows, self._pending_files = {}, 0, []
+        self._group, self._group_rows, self._unmarked, self._maps = [], 0, None, None
+
     def __enter__(self) -> Store:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
+        if exc_type is None:
+            self.close()
+            return
+        # an ingest stopped (Ctrl-C, a worker killed, a full disk): what the open transaction
+        # holds may be part of a file (an insert cut short), so it goes; committed files stay,
+        # and a big file's committed chunks (`loading`) are removed by the next write-open
+        try:
+            with suppress(duckdb.Error):  # DuckDB drops what was not committed at the close
+                self.rollback()
+        finally:
+            self.con.close()
 
     def _load_counter_map(self) -> None:
         canon = canonical_counters()
@@ -179,6 +206,15 @@ class Store:
         row = self.con.execute(
             "SELECT status FROM files WHERE sha256 = ? AND path = ? LIMIT 1", [sha, rel]).fetchone()
         return row[0] if row else None
+
+    def loaded_versions(self) -> dict[str, list[tuple[int, str, str, int]]]:
+        """Per bundle-relative path, its loaded versions: (file_id, bundle, sha256, size)."""
+        out: dict[str, list[tuple[int, str, str, int]]] = {}
+        for file_id, path, bundle, sha, size in self.con.execute(
+                "SELECT file_id, path, bundle, sha256, size_bytes FROM files "
+                "WHERE status = 'loaded' ORDER BY file_id").fetchall():
+            out.setdefault(path, []).append((file_id, bundle, sha, size))
+        return out
 
     def seen_files(self) -> dict[tuple[str, str], tuple[str, str | None]]:
         """`known_file` for every file in the store at once: (path, sha256) -> (status, parser);
@@ -270,7 +306,8 @@ class Store:
 
     def ingest_file(self, parser: Parser, src: SourceFile, sha: str | Future[str],
                     bundle: str = "", group: bool = False,
-                    parsed: ParsedFile | None = None) -> FileResult:
+                    parsed: ParsedFile | None = None,
+                    supersedes: list[int] | None = None) -> FileResult:
         """Parse and load one file (or load what a worker `parsed`); returns its accounting.
 
         All or nothing per file: the file is listed as `loaded` in the same transaction as its
@@ -285,12 +322,18 @@ class Store:
         after the last): a crash then loses the whole group, never part of a file. Should a file
         of the group fail, the transaction is rolled back and the files before it are loaded
         again, each in its own transaction.
+
+        `supersedes`: file ids of this file's earlier versions (it grew, or changed): their rows
+        are deleted and their `files` rows marked `superseded`, in the transaction that loads
+        this file (for a file of more than COMMIT_ROWS rows, the one of its first chunk).
         """
         size = src.path.stat().st_size
         if not self._in_txn:
             self.con.execute("BEGIN")
             self._in_txn = True
         file_id = self._next_file_id()
+        if supersedes:
+            self._supersede(supersedes, file_id)
         # the file's `files` row is written with its rows, already `loaded`, or as `loading`
         # before the first chunk of a big file commits
         self._unmarked = (file_id, src.rel, bundle, sha, size, parser.name, parser.family)
@@ -338,7 +381,8 @@ class Store:
             raise
         if sink.rows["addresses"] or sink.rows["ifmap"]:
             self._maps = None
-        self._group.append(lambda: self.ingest_file(parser, src, sha, bundle))
+        self._group.append(lambda: self.ingest_file(parser, src, sha, bundle,
+                                                    supersedes=supersedes))
         self._group_rows += sum(sink.rows.values())
         if (not group or size >= GROUP_BYTES or len(self._group) >= GROUP_FILES
                 or self._group_rows >= COMMIT_ROWS):
@@ -348,13 +392,21 @@ class Store:
             line, reason, _ = sink.first_reject
             first = f"{src.rel}:{line}: {reason}"
         return FileResult(src.rel, "loaded", parser.name, sink.loaded + sink.rejected, sink.loaded,
-                          sink.rejected, dict(sink.rows), first_reject=first)
+                          sink.rejected, dict(sink.rows), first_reject=first,
+                          superseded=list(supersedes or []), broken=sink.ended_early)
 
     def commit(self) -> None:
-        """Commit the open group of files, if any."""
+        """Commit the open group of files, if any; should that fail, the group is rolled back
+        (a file's `files` row never commits without its rows)."""
         if self._in_txn:
-            self._flush_pending()
-            self.con.execute("COMMIT")
+            try:
+                self._flush_pending()
+                self.con.execute("COMMIT")
+            except BaseException:
+                with suppress(duckdb.Error):
+                    self.rollback()
+                self._in_txn = False
+                raise
             self._in_txn = False
         self._group, self._group_rows = [], 0
 
@@ -375,6 +427,18 @@ class Store:
         self.con.execute("BEGIN")
         self._group, self._group_rows = [], 0  # durable now: a failure must not load them twice
 
+    def _supersede(self, file_ids: list[int], by: int) -> None:
+        """Within the open transaction: the rows of these files go, their `files` rows stay
+        as `superseded` (by the file `by`)."""
+        marks = ", ".join("?" * len(file_ids))
+        self._flush_pending()  # deferred rows of these files (none unless loaded just now)
+        for table in DATA_TABLES:
+            self.con.execute(f"DELETE FROM {table} WHERE file_id IN ({marks})", file_ids)
+        self.con.execute(
+            f"UPDATE files SET status = 'superseded', reason = ? WHERE file_id IN ({marks})",
+            [f"superseded by a newer version of the file (file_id {by})", *file_ids])
+        self._maps = None  # an earlier address or ifmap may be gone
+
     def _remove_files(self, file_ids: list[int]) -> None:
         """Delete every row of these files, and the files, in one transaction."""
         if not file_ids:
@@ -391,6 +455,18 @@ class Store:
         rows = self.con.execute("SELECT file_id, path FROM files WHERE status = 'loading'").fetchall()
         self._remove_files([r[0] for r in rows])
         return [r[1] for r in rows]
+
+    def record_not_read(self, rel: str, reason: str, bundle: str = "") -> None:
+        """List an entry of the bundle that was not opened (a symbolic link out of it, a FIFO):
+        no content, so no sha256 (''); once per path and reason."""
+        if self.con.execute("SELECT 1 FROM files WHERE path = ? AND sha256 = '' AND reason = ?",
+                            [rel, reason]).fetchall():
+            return
+        self.con.execute(
+            "INSERT INTO files (file_id, path, bundle, sha256, status, reason) "
+            "VALUES (?, ?, ?, '', 'skipped', ?)", [self._next_file_id(), rel, bundle, reason])
+        if self._in_txn:
+            self._group.append(lambda: self.record_not_read(rel, reason, bundle))
 
     def record_skipped(self, src: SourceFile, sha: str, reason: str, bundle: str = "",
                        known: str | None = None) -> None:

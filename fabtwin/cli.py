@@ -1,8 +1,10 @@
 """The `fabtwin` command line.
 
-Exit codes scripts can trust: 0 done; 1 an unexpected internal error; 2 bad invocation or
-unreadable input (missing bundle, bad manifest, refused or failing SQL); 3 some files failed to
-load (I/O, corrupt gzip) while the rest loaded; 4 with `--strict`, some records were rejected.
+Exit codes scripts can trust: 0 done; 1 an unexpected internal error (or an ingest's parsing
+worker killed); 2 bad invocation or unreadable input (missing bundle, bad manifest, refused or
+failing SQL, a full disk); 3 some files failed to load (an I/O error reading them) while the
+rest loaded; 4 with `--strict`, some records were rejected (a damaged gzip among them); 130
+interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -66,31 +68,50 @@ def main() -> None:
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="Processes parsing files [default: FABTWIN_INGEST_WORKERS, else the cores].")
+@click.option("--follow-symlinks", is_flag=True,
+              help="Read files that symbolic links point to outside the bundle (else listed as "
+                   "skipped).")
 def ingest(bundle: Path, db: str, as_json: bool, strict: bool, quiet: bool,
-           workers: int | None) -> None:
+           workers: int | None, follow_symlinks: bool) -> None:
     """Load a trace bundle (directory or file) into the store at --db.
 
-    Files are recognized by content; the same content twice adds nothing. Every rejected record
-    is kept in the `rejects` table with file, line, reason and raw text. Files are parsed on
-    every core; the store is the same whatever the number of workers.
+    Files are recognized by content; the same content twice adds nothing, a file that grew
+    replaces its earlier version. Every rejected record is kept in the `rejects` table with
+    file, line, reason and raw text. Files are parsed on every core; the store is the same
+    whatever the number of workers. Nothing outside the bundle is read without
+    --follow-symlinks.
     """
-    from collectors.ingest import BundleError
+    from concurrent.futures.process import BrokenProcessPool
+
+    from collectors.ingest import DISK_FULL, BundleError
     from collectors.lake import is_lake, lake_totals, open_for_ingest  # a directory: a Parquet lake
+    from collectors.parse_child import ChildDied
     from collectors.store import StoreError
 
+    kept = ("the store keeps the files loaded before it; the same ingest again loads the rest")
     try:
         with open_for_ingest(db) as store:
             for path in store.interrupted:
                 click.echo(f"fabtwin: removed {path}: an earlier ingest was interrupted while "
                            "loading it", err=True)
             summary = _ingest_with_progress(store, bundle, not quiet and err.is_terminal,
-                                             workers)
+                                             workers, follow_symlinks)
         if is_lake(db):
             summary.totals = lake_totals(db)
     except (BundleError, StoreError) as exc:
         fail(str(exc))
     except resource_errors() as exc:
         store_failure(db, exc)
+    except KeyboardInterrupt:
+        fail(f"interrupted; {kept}", 130)
+    except (BrokenProcessPool, ChildDied):
+        fail(f"a parsing worker process died (killed from outside, or out of memory); {kept}",
+             1)
+    except OSError as exc:
+        if exc.errno not in DISK_FULL:
+            raise
+        fail(f"{db}: no space left on device while ingesting ({exc.strerror}); {kept} once "
+             "there is room (the store's directory, and the system's temporary directory)")
     if as_json:
         click.echo(json.dumps(summary.as_json(), indent=2))
     else:
@@ -105,11 +126,12 @@ def ingest(bundle: Path, db: str, as_json: bool, strict: bool, quiet: bool,
 
 
 def _ingest_with_progress(store: Store, bundle: Path, show: bool,
-                          workers: int | None = None) -> IngestSummary:
+                          workers: int | None = None,
+                          follow_symlinks: bool = False) -> IngestSummary:
     from collectors.ingest import ingest_bundle
 
     if not show:
-        return ingest_bundle(store, bundle, workers=workers)
+        return ingest_bundle(store, bundle, workers=workers, follow_symlinks=follow_symlinks)
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
     columns = (TextColumn("ingest"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
@@ -120,7 +142,8 @@ def _ingest_with_progress(store: Store, bundle: Path, show: bool,
         def on_progress(rel: str, done: int, total: int) -> None:
             bar.update(task, completed=done, total=total, description=rel)
 
-        return ingest_bundle(store, bundle, progress=on_progress, workers=workers)
+        return ingest_bundle(store, bundle, progress=on_progress, workers=workers,
+                             follow_symlinks=follow_symlinks)
 
 
 def _print_summary(summary: IngestSummary) -> None:
@@ -137,6 +160,12 @@ def _print_summary(summary: IngestSummary) -> None:
         if f.status == "loaded" and f.rejected:
             click.echo(f"rejected {f.rejected} of {f.records_read} records in {f.path}; "
                        f"first: {f.first_reject}")
+        if f.superseded:
+            click.echo(f"replaced {f.path}: its earlier version's rows (it grew or changed)")
+        if f.status == "loaded" and f.reason:
+            click.echo(f"note     {f.path}: {f.reason}")
+        if f.status == "loaded" and f.broken:
+            click.echo(f"partial  {f.broken}")
     for f in summary.skipped:
         click.echo(f"skipped  {f.path}: {f.reason}")
     if s["rejected"]:
