@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from fabtwin.progress import progress, quiet_option
+
 
 @click.command()
 @click.option("--db", required=True, type=click.Path(dir_okay=False, path_type=Path),
@@ -14,7 +16,8 @@ import click
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="New (or empty) directory for the lake.")
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest as one JSON object.")
-def export(db: Path, out: Path, as_json: bool) -> None:
+@quiet_option
+def export(db: Path, out: Path, as_json: bool, quiet: bool) -> None:
     """Write the store's tables as hive-partitioned Parquet (by day and device, zstd).
 
     `fabtwin sql`, `fabtwin ingest` and the TUI take the directory as --db, as they take a
@@ -27,9 +30,13 @@ def export(db: Path, out: Path, as_json: bool) -> None:
     from collectors.store import StoreError
 
     try:
-        doc = export_lake(db, out)
+        with progress(quiet, f"export {db} to {out}"):
+            doc = export_lake(db, out)
     except (FileNotFoundError, StoreError, LakeError, duckdb.Error) as exc:
         click.echo(f"fabtwin: error: {' '.join(str(exc).split())}", err=True)
+        raise SystemExit(2) from exc
+    except OSError as exc:  # an unwritable --out (PermissionError), a full disk: the path
+        click.echo(f"fabtwin: error: {exc.filename or out}: {exc.strerror or exc}", err=True)
         raise SystemExit(2) from exc
     if as_json:
         click.echo(json.dumps(doc, indent=2))
