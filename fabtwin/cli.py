@@ -288,7 +288,8 @@ _window_options = [
                       "end of the data)."),
     click.option("--to", "t_to", callback=_when,
                  help="End of the window, in the same forms as --from."),
-    click.option("--window", "window_s", type=click.FloatRange(min=0.001), default=None,
+    # at most about 3 years: a window far beyond that runs dates past year 9999 (OverflowError)
+    click.option("--window", "window_s", type=click.FloatRange(min=0.001, max=1e8), default=None,
                  help="Replay window in seconds [default: six sample intervals]."),
 ]
 

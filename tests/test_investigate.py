@@ -145,6 +145,7 @@ def test_from_and_to_take_epoch_seconds_and_times_before_the_end(tmp_path, args,
     (["--from", "2026-11-30T03:05:00Z", "--to", "2026-11-30T03:01:00Z"], "is not before --to"),
     (["--from", "-3x"], "epoch seconds"),
     (["--to", "1e400"], "epoch seconds"),
+    (["--window", "1e12"], "0.001<=x<=100000000.0"),  # was an OverflowError traceback
 ])
 def test_bad_windows_are_one_line_exit_2(tmp_path, args, says):
     out = CliRunner().invoke(main, ["investigate", str(REPO / "sample_traces" / "healthy"),

@@ -291,13 +291,15 @@ def test_replay_and_investigate_on_a_parquet_lake(tmp_path):
     assert [i["kind"] for i in doc["incidents"]] == ["link_down"]
     assert open_readonly(tmp_path / "lake2").execute(
         "SELECT count(*) FROM incidents").fetchone()[0] == 1
-    # a lake holding another bundle is refused too, before anything is written
+    # a lake holding another bundle is refused, as a store is, before anything is written
     from replay.investigate import OtherBundles
 
-    with pytest.raises(OtherBundles, match="holds bundle .*link_down"):
-        investigate(REPO / "sample_traces" / "two_faults", tmp_path / "lake2")
-    assert open_readonly(tmp_path / "lake2").execute(
-        "SELECT kind FROM incidents").fetchall() == [("link_down",)]
+    manifest = (tmp_path / "lake" / "lake.json").read_bytes()
+    with pytest.raises(OtherBundles, match="holds bundle .*two_faults"):
+        investigate(REPO / "sample_traces" / "link_down", tmp_path / "lake")
+    assert (tmp_path / "lake" / "lake.json").read_bytes() == manifest
+    assert open_readonly(tmp_path / "lake").execute(
+        "SELECT kind FROM incidents ORDER BY rank").fetchall() == [("link_flap",), ("pfc_storm",)]
 
 
 def test_rates_computed_in_parts_equal_the_view(stores, monkeypatch):
