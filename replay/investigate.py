@@ -44,15 +44,15 @@ class WindowError(ValueError):
     """A window whose start is not before its end."""
 
 
-def resolve_window(con: duckdb.DuckDBPyConnection, t_from: When,
-                   t_to: When) -> tuple[datetime | None, datetime | None]:
+def resolve_window(con: duckdb.DuckDBPyConnection, t_from: When, t_to: When,
+                   what: str = "the store") -> tuple[datetime | None, datetime | None]:
     """Bounds as times: a `timedelta` counts from the latest sample of the store (`-1h`: the
     last hour of the trace), so a relative window means the same on a trace of last week."""
     if isinstance(t_from, timedelta) or isinstance(t_to, timedelta):
         end = con.execute("SELECT max(ts) FROM samples").fetchone()[0]
         if end is None:
-            raise NoTelemetry("no counter samples: a relative --from/--to counts from the end "
-                              "of the data")
+            raise NoTelemetry(f"{what}: no counter samples, and a relative --from/--to counts "
+                              "from the end of the data")
         t_from, t_to = (end + t if isinstance(t, timedelta) else t for t in (t_from, t_to))
     if t_from is not None and t_to is not None and t_from >= t_to:
         raise WindowError(f"--from {_iso(t_from)} is not before --to {_iso(t_to)}")
@@ -166,7 +166,7 @@ def replay_and_diagnose(con: duckdb.DuckDBPyConnection, t_from: When = None,
     """Replay the store through the twin, diagnose, and store the incidents (`parallel`:
     executor, workers, address, chunk_windows of `replay.expected.replay`). NoTelemetry, before
     anything is written, when the window holds no telemetry: the stored diagnosis stays."""
-    t_from, t_to = resolve_window(con, t_from, t_to)
+    t_from, t_to = resolve_window(con, t_from, t_to, what)
     check_telemetry(con, t_from, t_to, what)
     with views_once(con):
         summary = replay(con, t_from, t_to, window_s, routing, **parallel)
@@ -212,7 +212,7 @@ def investigate(bundle: str | Path, db: str | Path, t_from: When = None, t_to: W
         step("replay and diagnose")
     with open_for_replay(db) as con:
         try:
-            t_from, t_to = resolve_window(con, t_from, t_to)
+            t_from, t_to = resolve_window(con, t_from, t_to, f"{bundle} (store {db})")
             summary, incidents = replay_and_diagnose(con, t_from, t_to, window_s,
                                                      what=f"{bundle} (store {db})")
         except NoTelemetry as exc:
