@@ -1,24 +1,29 @@
 """The `fabtwin` command line.
 
-Exit codes scripts can trust: 0 done; 1 an unexpected internal error (or an ingest's parsing
-worker killed); 2 bad invocation or unreadable input (missing bundle, bad manifest, refused or
-failing SQL, a full disk); 3 some files failed to load (an I/O error reading them) while the
-rest loaded; 4 with `--strict`, some records were rejected (a damaged gzip among them); 130
-interrupted (Ctrl-C).
+Exit codes scripts can trust: 0 done (for `investigate`/`replay`: no incident); 1 an unexpected
+internal error (or an ingest's parsing worker killed); 2 bad invocation or unreadable input
+(missing bundle, bad manifest, refused or failing SQL, an output that cannot be written, a full
+disk); 3 some files failed to load (an I/O error reading them) while the rest loaded; 4 with
+`--strict`, some records were rejected (a damaged gzip among them); 5 `investigate`/`replay`
+found incidents; 6 `investigate`/`replay` found no telemetry to diagnose; 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import sys
 from dataclasses import asdict
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
+
+from fabtwin.progress import progress, quiet_option
 
 if TYPE_CHECKING:  # the commands import what they use: `fabtwin --help` stays quick
     import pyarrow as pa
@@ -28,6 +33,8 @@ if TYPE_CHECKING:  # the commands import what they use: `fabtwin --help` stays q
 
 DEFAULT_DB = os.environ.get("FABTWIN_DB", "fabtwin.duckdb")
 err = Console(stderr=True)
+EXIT_INCIDENTS = 5  # investigate / replay: the diagnosis found incidents
+EXIT_NO_TELEMETRY = 6  # investigate / replay: nothing to diagnose in the bundle or window
 
 
 def resource_errors() -> tuple[type[Exception], ...]:
@@ -50,6 +57,18 @@ def fail(message: str, code: int = 2) -> None:
     """Print a one-line error and exit with `code`."""
     click.echo(f"fabtwin: error: {message}", err=True)
     sys.exit(code)
+
+
+def text_failure(path: Path, exc: UnicodeDecodeError) -> None:
+    """`fail` for an input file that is not UTF-8 text (a binary file given as a scenario)."""
+    fail(f"{path}: not a UTF-8 text file (byte {exc.start}: {exc.reason})")
+
+
+def os_failure(exc: OSError) -> None:
+    """`fail` with an OSError (permission denied, no space, read-only file system) as one line
+    naming the path, exit 2."""
+    where = exc.filename if exc.filename is not None else ""
+    fail(f"{where}: {exc.strerror or exc}" if where else str(exc))
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -282,21 +301,48 @@ def _print_table(reader: pa.RecordBatchReader, fh, max_rows: int) -> None:
 
 # -- replay and investigate ----------------------------------------------------------------
 
-def _when(ctx: click.Context, param: click.Parameter, value: str | None) -> datetime | None:
-    """An ISO-8601 time (`2026-11-30T03:12:00Z`; no zone means UTC) as naive UTC."""
-    if value is None:
-        return None
+RELATIVE = re.compile(r"-(\d+(?:\.\d+)?)([smhd])")
+UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+TIME_FORMS = "ISO-8601 (2026-11-30T03:12:00Z), epoch seconds (1796008320) or -30m/-1h/-2d"
+
+
+def parse_when(value: str) -> datetime | timedelta:
+    """A window bound: ISO-8601 (no zone means UTC) or epoch seconds, as naive UTC; or `-30m`,
+    `-1h`, `-90s`, `-2d`: that long before the end of the data (a timedelta, resolved by
+    `replay.investigate.resolve_window`). ValueError for anything else."""
+    text = value.strip()
+    if m := RELATIVE.fullmatch(text):
+        return -timedelta(seconds=float(m[1]) * UNIT_S[m[2]])
     try:
-        t = datetime.fromisoformat(value)
+        epoch = float(text)
     except ValueError:
-        raise click.BadParameter(f"{value!r} is not an ISO-8601 time (2026-11-30T03:12:00Z)") from None
+        pass
+    else:
+        if not math.isfinite(epoch):
+            raise ValueError(value)
+        return datetime(1970, 1, 1) + timedelta(seconds=epoch)  # OverflowError: out of range
+    t = datetime.fromisoformat(text)
     return t.astimezone(UTC).replace(tzinfo=None) if t.tzinfo else t
 
 
+def _when(ctx: click.Context, param: click.Parameter,
+          value: str | None) -> datetime | timedelta | None:
+    if value is None:
+        return None
+    try:
+        return parse_when(value)
+    except (ValueError, OverflowError):
+        raise click.BadParameter(f"{value!r} is not a time: {TIME_FORMS}") from None
+
+
 _window_options = [
-    click.option("--from", "t_from", callback=_when, help="Start of the window (ISO-8601, UTC)."),
-    click.option("--to", "t_to", callback=_when, help="End of the window (ISO-8601, UTC)."),
-    click.option("--window", "window_s", type=click.FloatRange(min=0.001), default=None,
+    click.option("--from", "t_from", callback=_when,
+                 help="Start of the window: ISO-8601 (UTC), epoch seconds, or -1h (before the "
+                      "end of the data)."),
+    click.option("--to", "t_to", callback=_when,
+                 help="End of the window, in the same forms as --from."),
+    # at most about 3 years: a window far beyond that runs dates past year 9999 (OverflowError)
+    click.option("--window", "window_s", type=click.FloatRange(min=0.001, max=1e8), default=None,
                  help="Replay window in seconds [default: six sample intervals]."),
 ]
 
@@ -305,6 +351,23 @@ def window_options(f):
     for option in reversed(_window_options):
         f = option(f)
     return f
+
+
+def _check_order(t_from, t_to) -> None:
+    if isinstance(t_from, datetime) and isinstance(t_to, datetime) and t_from >= t_to:
+        fail(f"--from {t_from.isoformat()} is not before --to {t_to.isoformat()}")
+
+
+def _diagnosis_failures() -> tuple[type[Exception], ...]:
+    from replay.investigate import NoTelemetry, WindowError
+
+    return NoTelemetry, WindowError
+
+
+def _exit_for(incidents: list) -> None:
+    """Exit 5 when the diagnosis found incidents (scripts: `if fabtwin investigate ...`)."""
+    if incidents:
+        sys.exit(EXIT_INCIDENTS)
 
 
 @main.command()
@@ -320,28 +383,35 @@ def window_options(f):
 @click.option("--ray", "ray_address", default=None, metavar="ADDRESS",
               help="Run the chunks on Ray: 'local' starts one here, else a cluster address.")
 @click.option("--json", "as_json", is_flag=True, help="Print the run and incidents as one JSON object.")
+@quiet_option
 def replay(db: str, t_from, t_to, window_s, routing: str, chunk_windows: int | None,
-           workers: int, ray_address: str | None, as_json: bool) -> None:
+           workers: int, ray_address: str | None, as_json: bool, quiet: bool) -> None:
     """Replay the store (a DuckDB file or a Parquet lake) through the twin and diagnose it.
 
     Stores the expected-versus-observed load of every port and window (table expected_ports,
     run in replay_runs) and the ranked incidents (incidents, incident_evidence). A long window
-    splits into chunks that run on local processes or on Ray, with the same rows either way.
+    splits into chunks that run on local processes or on Ray (same rows, see the README for the
+    rounding). Exit 0 no incident, 5 incidents, 6 no telemetry in the window (the stored
+    diagnosis is then kept as it was).
     """
     from collectors.lake import open_for_replay
     from collectors.store import StoreError
     from replay.investigate import replay_and_diagnose
     from twin.parallel import ExecutorError
 
+    _check_order(t_from, t_to)
     if not Path(db).exists():
         fail(f"{db}: no such store (fabtwin ingest BUNDLE --db {db} first)")
     parallel = {"executor": "ray" if ray_address else "local", "workers": workers,
                 "address": ray_address, "chunk_windows": chunk_windows}
+    no_telemetry, bad_window = _diagnosis_failures()
     try:
-        with open_for_replay(db) as con:
+        with progress(quiet, f"replay {db}"), open_for_replay(db) as con:
             summary, incidents = replay_and_diagnose(con, t_from, t_to, window_s, routing,
-                                                     **parallel)
-    except (ExecutorError, StoreError) as exc:
+                                                     what=str(db), **parallel)
+    except no_telemetry as exc:
+        fail(str(exc), EXIT_NO_TELEMETRY)
+    except (ExecutorError, StoreError, bad_window) as exc:
         fail(str(exc))
     except resource_errors() as exc:
         store_failure(db, exc)
@@ -350,6 +420,7 @@ def replay(db: str, t_from, t_to, window_s, routing: str, chunk_windows: int | N
                for k, v in asdict(summary).items()}
         click.echo(json.dumps({"replay": out, "incidents": [
             i.as_json(r) for r, i in enumerate(incidents, 1)]}, indent=2, default=str))
+        _exit_for(incidents)
         return
     s = summary
     if s.status == "ok":
@@ -359,31 +430,64 @@ def replay(db: str, t_from, t_to, window_s, routing: str, chunk_windows: int | N
     else:
         click.echo(f"replay   {s.status}: {s.note}; detectors ran on the telemetry alone")
     _print_incidents([i.as_json(r) for r, i in enumerate(incidents, 1)])
+    _exit_for(incidents)
 
 
 @main.command()
 @click.argument("bundle", type=click.Path(path_type=Path))
-@click.option("--db", default=DEFAULT_DB, show_default=True, help="DuckDB store (reused when the bundle is in it).")
+@click.option("--db", default=None,
+              help="DuckDB store (or lake) holding this bundle and no other [default: "
+                   "$FABTWIN_DB, else BUNDLE-NAME.fabtwin.duckdb here, one per bundle].")
 @window_options
 @click.option("--json", "as_json", is_flag=True, help="Print the ranked incidents as one JSON object.")
-def investigate(bundle: Path, db: str, t_from, t_to, window_s, as_json: bool) -> None:
-    """Ingest BUNDLE, replay it through the twin, diagnose it and print the ranked incidents."""
+@quiet_option
+def investigate(bundle: Path, db: str | None, t_from, t_to, window_s, as_json: bool,
+                quiet: bool) -> None:
+    """Ingest BUNDLE, replay it through the twin, diagnose it and print the ranked incidents.
+
+    Exit 0 healthy, 5 incidents found, 6 no telemetry in the bundle (or the window), 2 a bad
+    bundle or a store that holds another bundle.
+    """
     from collectors.ingest import BundleError
     from collectors.store import StoreError
+    from replay.investigate import OtherBundles, default_store
     from replay.investigate import investigate as run_investigation
 
+    _check_order(t_from, t_to)
+    if not bundle.exists():  # before a store is made for it
+        fail(f"{bundle}: no such bundle")
+    db = db or os.environ.get("FABTWIN_DB") or str(default_store(bundle))
+    new_store = not Path(db).exists()
+    no_telemetry, bad_window = _diagnosis_failures()
     try:
-        result = run_investigation(bundle, db, t_from, t_to, window_s)
-    except (BundleError, StoreError) as exc:
+        with progress(quiet, f"investigate {bundle}") as steps:
+            result = run_investigation(bundle, db, t_from, t_to, window_s,
+                                       ingest_progress=steps.ingest, step=steps.step)
+    except no_telemetry as exc:
+        _remove_new_store(db, new_store)
+        fail(str(exc), EXIT_NO_TELEMETRY)
+    except (BundleError, StoreError, OtherBundles, bad_window) as exc:
+        _remove_new_store(db, new_store)
         fail(str(exc))
     except resource_errors() as exc:
         store_failure(db, exc)
     if as_json:
         click.echo(json.dumps(result, indent=2, default=str))
-        return
-    w = result["window"]
-    click.echo(f"bundle   {result['bundle']}  window {w['start']} .. {w['end']}")
-    _print_incidents(result["incidents"])
+    else:
+        w = result["window"]
+        click.echo(f"store    {result['store']}")
+        click.echo(f"bundle   {result['bundle']}  window {w['start']} .. {w['end']}")
+        _print_incidents(result["incidents"])
+    _exit_for(result["incidents"])
+
+
+def _remove_new_store(db: str, new: bool) -> None:
+    """A store file this command created for a bundle it then could not diagnose goes again
+    (never one that was there before)."""
+    path = Path(db)
+    if new and path.is_file():
+        for p in (path, Path(f"{db}.wal")):
+            p.unlink(missing_ok=True)
 
 
 def _print_incidents(incidents: list[dict]) -> None:
@@ -402,15 +506,21 @@ def _print_incidents(incidents: list[dict]) -> None:
 @main.command()
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the results as one JSON object.")
-def simulate(scenario: Path, as_json: bool) -> None:
+@quiet_option
+def simulate(scenario: Path, as_json: bool, quiet: bool) -> None:
     """Run a what-if SCENARIO.toml on the twin (format: twin/scenario.py, examples in scenarios/)."""
     from twin.scenario import ScenarioError, load, run
     from twin.topology import TopologyError
 
     try:
-        outcome = run(load(scenario))
+        with progress(quiet, f"simulate {scenario}"):
+            outcome = run(load(scenario))
     except (ScenarioError, TopologyError) as exc:
         fail(str(exc))
+    except UnicodeDecodeError as exc:
+        text_failure(scenario, exc)
+    except OSError as exc:  # unreadable
+        os_failure(exc)
     out = outcome.as_json()
     if as_json:
         click.echo(json.dumps(out, indent=2))
@@ -438,18 +548,29 @@ def simulate(scenario: Path, as_json: bool) -> None:
 @main.command()
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Directory to write the bundle into (replaced).")
+              help="New or empty directory, or a bundle generate wrote (its files replaced).")
 @click.option("--seed", default=0, show_default=True, help="Same scenario and seed: same bytes.")
-def generate(scenario: Path, out: Path, seed: int) -> None:
-    """Write a synthetic trace bundle for SCENARIO.toml, with labels.json (format: twin/generate.py)."""
+@quiet_option
+def generate(scenario: Path, out: Path, seed: int, quiet: bool) -> None:
+    """Write a synthetic trace bundle for SCENARIO.toml, with labels.json (format: twin/generate.py).
+
+    --out must be new, empty, or a bundle generate wrote: then only the files it wrote are
+    replaced. Any other folder is refused (exit 2) and left as it was.
+    """
+    from twin.generate import OutputError
     from twin.generate import generate as write_bundle
     from twin.scenario import ScenarioError
     from twin.topology import TopologyError
 
     try:
-        g = write_bundle(scenario, out, seed=seed)
-    except (ScenarioError, TopologyError) as exc:
+        with progress(quiet, f"generate {out}"):
+            g = write_bundle(scenario, out, seed=seed)
+    except (ScenarioError, TopologyError, OutputError) as exc:
         fail(str(exc))
+    except UnicodeDecodeError as exc:
+        text_failure(scenario, exc)
+    except OSError as exc:  # an unwritable --out (PermissionError), a full disk
+        os_failure(exc)
     kinds = ", ".join(f["kind"] for f in g.labels["faults"]) or "none (healthy)"
     click.echo(f"wrote {g.files} files to {out}: faults {kinds}; "
                f"{g.labels['malformed_lines']} malformed lines (see labels.json)")

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from fabtwin.progress import progress, quiet_option
+
 
 @click.command()
 @click.option("--db", required=True, type=click.Path(dir_okay=False, path_type=Path),
@@ -14,7 +16,8 @@ import click
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="New (or empty) directory for the lake.")
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest as one JSON object.")
-def export(db: Path, out: Path, as_json: bool) -> None:
+@quiet_option
+def export(db: Path, out: Path, as_json: bool, quiet: bool) -> None:
     """Write the store's tables as hive-partitioned Parquet (by day and device, zstd).
 
     `fabtwin sql`, `fabtwin ingest` and the TUI take the directory as --db, as they take a
@@ -30,10 +33,11 @@ def export(db: Path, out: Path, as_json: bool) -> None:
     try:
         check_output(out, db)  # never into the store, its WAL or its spill directory
         check_output_dir(out)
-        doc = export_lake(db, out)
+        with progress(quiet, f"export {db} to {out}"):
+            doc = export_lake(db, out)
     except (FileNotFoundError, StoreError, LakeError, OutputError, duckdb.Error) as exc:
         _fail(str(exc))
-    except OSError as exc:  # a folder it cannot create or write: name it
+    except OSError as exc:  # an unwritable --out (PermissionError), a full disk: the path
         _fail(f"{exc.filename or out}: {exc.strerror or exc}")
     if as_json:
         click.echo(json.dumps(doc, indent=2))

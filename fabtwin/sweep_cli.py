@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from fabtwin.progress import progress, quiet_option
+
 
 @click.command()
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
@@ -17,7 +19,9 @@ import click
               help="Local processes (or CPUs of a local Ray); default: this machine's cores.")
 @click.option("--top", default=10, show_default=True, help="Variants shown (--json: all).")
 @click.option("--json", "as_json", is_flag=True, help="Print the ranked sweep as one JSON object.")
-def sweep(scenario: Path, ray_address: str | None, workers: int | None, top: int, as_json: bool) -> None:
+@quiet_option
+def sweep(scenario: Path, ray_address: str | None, workers: int | None, top: int, as_json: bool,
+          quiet: bool) -> None:
     """Simulate every variant of SCENARIO.toml's [sweep] (each spine link failed, each leaf in
     ECMP, convergence times...) and rank them by their worst job's slowdown."""
     from twin.parallel import ExecutorError
@@ -26,11 +30,19 @@ def sweep(scenario: Path, ray_address: str | None, workers: int | None, top: int
     from twin.topology import TopologyError
 
     try:
-        sw = load_sweep(scenario)
-        report = run_sweep(sw, executor="ray" if ray_address else "local",
-                           workers=workers or os.cpu_count() or 1, address=ray_address)
+        with progress(quiet, f"sweep {scenario}"):
+            sw = load_sweep(scenario)
+            report = run_sweep(sw, executor="ray" if ray_address else "local",
+                               workers=workers or os.cpu_count() or 1, address=ray_address)
     except (ScenarioError, TopologyError, ExecutorError) as exc:
         click.echo(f"fabtwin: error: {exc}", err=True)
+        raise SystemExit(2) from exc
+    except UnicodeDecodeError as exc:  # a binary file given as the scenario
+        click.echo(f"fabtwin: error: {scenario}: not a UTF-8 text file (byte {exc.start}: "
+                   f"{exc.reason})", err=True)
+        raise SystemExit(2) from exc
+    except OSError as exc:  # an unreadable scenario
+        click.echo(f"fabtwin: error: {exc.filename or scenario}: {exc.strerror or exc}", err=True)
         raise SystemExit(2) from exc
     if as_json:
         click.echo(json.dumps(report, indent=2))

@@ -4,15 +4,18 @@ rank the incidents and store them.
 The result is the JSON object of design section 8:
 `{"bundle", "window": {"start", "end"}, "incidents": [{"rank", "kind",
 "root_cause", "start", "end", "score", "summary", "evidence", "impact"}, ...]}`, ranked best first.
-The same incidents land in the store's `incidents` and `incident_evidence` tables.
+The same incidents land in the store's `incidents` and `incident_evidence` tables; a `"store"`
+key names the store used. A store holds the bundle it diagnoses and no other one
+(`OtherBundles` otherwise): the detectors read everything a store holds. Times of the window may
+be relative to the end of the data (`timedelta`, see `resolve_window`).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import duckdb
@@ -24,6 +27,58 @@ from collectors.store import duckdb_setting
 from replay.detectors import DETECTORS, Incident, _iso
 from replay.expected import ReplaySummary, replay
 from replay.impact import add_impact
+
+# a window bound: a time (naive UTC), a span back from the end of the data, or open
+When = datetime | timedelta | None
+
+
+class NoTelemetry(ValueError):
+    """Nothing to diagnose: no counter sample and no event in the bundle or the window."""
+
+
+class OtherBundles(ValueError):
+    """The store holds another bundle than the one to investigate."""
+
+
+class WindowError(ValueError):
+    """A window whose start is not before its end."""
+
+
+def resolve_window(con: duckdb.DuckDBPyConnection, t_from: When, t_to: When,
+                   what: str = "the store") -> tuple[datetime | None, datetime | None]:
+    """Bounds as times: a `timedelta` counts from the latest sample of the store (`-1h`: the
+    last hour of the trace), so a relative window means the same on a trace of last week."""
+    if isinstance(t_from, timedelta) or isinstance(t_to, timedelta):
+        end = con.execute("SELECT max(ts) FROM samples").fetchone()[0]
+        if end is None:
+            raise NoTelemetry(f"{what}: no counter samples, and a relative --from/--to counts "
+                              "from the end of the data")
+        t_from, t_to = (end + t if isinstance(t, timedelta) else t for t in (t_from, t_to))
+    if t_from is not None and t_to is not None and t_from >= t_to:
+        raise WindowError(f"--from {_iso(t_from)} is not before --to {_iso(t_to)}")
+    return t_from, t_to
+
+
+def check_telemetry(con: duckdb.DuckDBPyConnection, t_from: datetime | None,
+                    t_to: datetime | None, what: str) -> None:
+    """NoTelemetry unless the store has a counter sample or an event in [t_from, t_to]."""
+    where, params = [], []
+    if t_from is not None:
+        where.append("ts >= ?")
+        params.append(t_from)
+    if t_to is not None:
+        where.append("ts <= ?")
+        params.append(t_to)
+    cond = f"WHERE {' AND '.join(where)}" if where else ""
+    found = con.execute(f"SELECT EXISTS (SELECT 1 FROM samples {cond}) "
+                        f"OR EXISTS (SELECT 1 FROM events {cond})", params * 2).fetchone()[0]
+    if found:
+        return
+    span = (f" between {_iso(t_from) if t_from else 'the start'} and "
+            f"{_iso(t_to) if t_to else 'the end'}") if where else ""
+    data = con.execute("SELECT min(ts), max(ts) FROM samples").fetchone()
+    has = f" (its samples run {_iso(data[0])} .. {_iso(data[1])})" if data[0] else ""
+    raise NoTelemetry(f"{what}: no telemetry{span}{has}: nothing to diagnose")
 
 
 def diagnose(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
@@ -106,11 +161,15 @@ def store_incidents(con: duckdb.DuckDBPyConnection, incidents: list[Incident]) -
         con.executemany("INSERT INTO incident_evidence VALUES (?, ?, ?)", evidence)
 
 
-def replay_and_diagnose(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
-                        t_to: datetime | None = None, window_s: float | None = None,
-                        routing: str = "ar", **parallel) -> tuple[ReplaySummary, list[Incident]]:
+def replay_and_diagnose(con: duckdb.DuckDBPyConnection, t_from: When = None,
+                        t_to: When = None, window_s: float | None = None,
+                        routing: str = "ar", what: str = "the store",
+                        **parallel) -> tuple[ReplaySummary, list[Incident]]:
     """Replay the store through the twin, diagnose, and store the incidents (`parallel`:
-    executor, workers, address, chunk_windows of `replay.expected.replay`)."""
+    executor, workers, address, chunk_windows of `replay.expected.replay`). NoTelemetry, before
+    anything is written, when the window holds no telemetry: the stored diagnosis stays."""
+    t_from, t_to = resolve_window(con, t_from, t_to, what)
+    check_telemetry(con, t_from, t_to, what)
     with views_once(con):
         summary = replay(con, t_from, t_to, window_s, routing, **parallel)
         incidents = diagnose(con, t_from, t_to)
@@ -118,16 +177,59 @@ def replay_and_diagnose(con: duckdb.DuckDBPyConnection, t_from: datetime | None 
     return summary, incidents
 
 
-def investigate(bundle: str | Path, db: str | Path, t_from: datetime | None = None,
-                t_to: datetime | None = None, window_s: float | None = None) -> dict:
+def default_store(bundle: str | Path) -> Path:
+    """The store `investigate` uses for a bundle when none is named: `<name>.fabtwin.duckdb` in
+    the working directory, one per bundle, so that two bundles never mix in one store."""
+    name = Path(os.path.abspath(bundle)).name or "bundle"
+    return Path(f"{name}.fabtwin.duckdb")
+
+
+def other_bundles(con: duckdb.DuckDBPyConnection, bundle: str | Path) -> list[str]:
+    """The bundles the store's `files` name other than `bundle` (same path as given, or the same
+    absolute path)."""
+    mine = {str(bundle), os.path.abspath(bundle)}
+    return [b for (b,) in con.execute("SELECT DISTINCT bundle FROM files ORDER BY 1").fetchall()
+            if b is not None and b not in mine and os.path.abspath(b) not in mine]
+
+
+def investigate(bundle: str | Path, db: str | Path, t_from: When = None, t_to: When = None,
+                window_s: float | None = None,
+                ingest_progress: Callable[[str, int, int], None] | None = None,
+                step: Callable[[str], None] | None = None) -> dict:
     """Ingest `bundle` into `db` (files already there are reused), replay and diagnose it.
-    `db` is a DuckDB file or a Parquet lake directory (collectors.lake)."""
+    `db` is a DuckDB file or a Parquet lake directory (collectors.lake) that holds no other
+    bundle (OtherBundles, before anything is written); NoTelemetry when the bundle (or the
+    window) has none. `ingest_progress` and `step(name)` report progress."""
     with open_for_ingest(db) as store:
-        ingest_bundle(store, bundle, totals=False)
+        others = other_bundles(store.con, bundle)
+        if others:
+            more = f" and {len(others) - 1} more" if len(others) > 1 else ""
+            raise OtherBundles(
+                f"{db}: holds bundle {others[0]}{more}, not only {bundle}: the diagnosis would "
+                f"mix them; investigate it with another --db (without --db: "
+                f"{default_store(bundle)}), or diagnose everything the store holds with "
+                f"`fabtwin replay --db {db}`")
+        ingested = ingest_bundle(store, bundle, progress=ingest_progress, totals=False)
+    if step:
+        step("replay and diagnose")
     with open_for_replay(db) as con:
-        summary, incidents = replay_and_diagnose(con, t_from, t_to, window_s)
+        try:
+            t_from, t_to = resolve_window(con, t_from, t_to, f"{bundle} (store {db})")
+            summary, incidents = replay_and_diagnose(con, t_from, t_to, window_s,
+                                                     what=f"{bundle} (store {db})")
+        except NoTelemetry as exc:
+            raise NoTelemetry(f"{exc} ({_files_note(ingested)})") from None
         t0, t1 = con.execute("SELECT min(ts), max(ts) FROM samples").fetchone()
-    del summary  # in the store's replay_runs; the JSON keeps design section 8's shape exactly
-    return {"bundle": str(bundle),
+    del summary  # in the store's replay_runs; the JSON keeps design section 8's shape
+    return {"bundle": str(bundle), "store": str(db),
             "window": {"start": _iso(t_from or t0), "end": _iso(t_to or t1)},
             "incidents": [inc.as_json(rank) for rank, inc in enumerate(incidents, 1)]}
+
+
+def _files_note(summary) -> str:
+    """What ingest made of the bundle's files, for a bundle without telemetry."""
+    files, skipped = summary.files, summary.skipped
+    if not files:
+        return "the bundle has no file"
+    note = f"{len(files)} file(s), {len(skipped)} not recognized"
+    return note + (f": {skipped[0].path}: {skipped[0].reason}" if skipped else "")

@@ -176,3 +176,67 @@ def test_running_out_of_disk_or_memory_is_one_line_saying_what_to_change(db, mon
     assert out.exit_code == 2, out.output
     assert out.output.count("\n") == 1
     assert out.output.startswith(f"fabtwin: error: {path}: DuckDB ran out of") and says in out.output
+
+
+# -- the other commands' one-line errors -------------------------------------------------------
+
+@pytest.fixture
+def unwritable(tmp_path, monkeypatch):
+    """A folder nobody may create anything in: mode 555, or (root writes anywhere) a mkdir that
+    is refused below it, as the kernel refuses it to everyone else."""
+    import errno
+    import os
+    from pathlib import Path
+
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    if os.geteuid() != 0:
+        ro.chmod(0o555)
+    else:
+        real = Path.mkdir
+
+        def mkdir(self, *args, **kwargs):
+            if self.resolve().is_relative_to(ro.resolve()) and self.resolve() != ro.resolve():
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(self))
+            return real(self, *args, **kwargs)
+
+        monkeypatch.setattr(Path, "mkdir", mkdir)
+    yield ro
+    ro.chmod(0o755)
+
+
+@pytest.mark.parametrize("command", ["export", "report"])
+def test_export_and_report_into_an_unwritable_folder_are_one_line(db, unwritable, command):
+    path, _ = db
+    target = unwritable / "out"
+    out = CliRunner().invoke(main, [command, "--db", str(path), "--out", str(target), "-q"])
+    assert out.exit_code == 2, out.output
+    assert out.stderr == f"fabtwin: error: {target}: Permission denied\n"
+    assert not target.exists()
+
+
+@pytest.mark.parametrize("command", ["simulate", "sweep"])
+def test_a_binary_scenario_is_one_line(tmp_path, command):
+    bad = tmp_path / "s.toml"
+    bad.write_bytes(b"\x00\x01\xff\xfe")
+    out = CliRunner().invoke(main, [command, str(bad), "-q"])
+    assert out.exit_code == 2, out.output
+    assert out.stderr == f"fabtwin: error: {bad}: not a UTF-8 text file (byte 2: invalid start byte)\n"
+
+
+def test_every_long_command_takes_quiet(tmp_path):
+    for command in ("replay", "investigate", "generate", "simulate", "sweep", "export", "report"):
+        out = CliRunner().invoke(main, [command, "--help"])
+        assert out.exit_code == 0 and "-q, --quiet" in out.output, command
+
+
+def test_simulate_progress_is_on_stderr_only_and_quiet_silences_it():
+    from conftest import REPO
+
+    scenario = str(REPO / "scenarios" / "gen" / "healthy.toml")
+    shown = CliRunner().invoke(main, ["simulate", scenario, "--json"], env={"FORCE_COLOR": "1"})
+    assert shown.exit_code == 0 and f"simulate {scenario}" in shown.stderr
+    json.loads(shown.stdout)  # stdout is the JSON alone
+    quiet = CliRunner().invoke(main, ["simulate", scenario, "--json", "-q"],
+                               env={"FORCE_COLOR": "1"})
+    assert quiet.exit_code == 0 and quiet.stderr == ""

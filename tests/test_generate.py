@@ -161,3 +161,105 @@ def test_a_job_with_iterations_stops_when_they_are_done(tmp_path):
         busy = q(store, "SELECT count(*) FILTER (WHERE tx_bytes_per_s > 1e9), count(*) FROM port_rates "
                         "WHERE device = 'gpu-node-0001'")[0]
         assert 1 <= busy[0] <= 3 and busy[1] > 50
+
+
+# -- the output directory ------------------------------------------------------------------------
+
+def _gen(out, *args, scenario="healthy"):
+    from click.testing import CliRunner
+
+    from fabtwin.cli import main
+
+    return CliRunner().invoke(main, ["generate", str(GEN / f"{scenario}.toml"), "--out", str(out),
+                                     "-q", *args])
+
+
+def _tree(root) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file()}
+
+
+def test_generate_refuses_a_folder_it_did_not_write_and_changes_nothing(tmp_path):
+    out = tmp_path / "mine"
+    (out / "gnmi").mkdir(parents=True)
+    (out / "notes.txt").write_text("my notes\n")
+    (out / "gnmi" / "capture.jsonl").write_text("{}\n")
+    before = _tree(out)
+    r = _gen(out)
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (f"fabtwin: error: {out}: not empty and not a bundle fabtwin generate "
+                        "wrote; nothing was changed: give a new or empty --out directory\n")
+    assert _tree(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine"]  # no staging left beside it
+    # a bundle of someone else's with labels.json but no generator mark is refused alike
+    (out / "labels.json").write_text("{}")
+    (out / "manifest.json").write_text('{"name": "x", "files": ["notes.txt"]}')
+    assert _gen(out).exit_code == 2 and (out / "notes.txt").exists()
+
+
+def test_generate_replaces_only_the_files_of_its_own_bundle(tmp_path):
+    out = tmp_path / "b"
+    (out).mkdir()  # an empty folder is fine
+    assert _gen(out, "--seed", "1").exit_code == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["generator"] == "fabtwin generate"
+    assert manifest["files"] == sorted(_tree(out))  # it lists exactly what it wrote
+    (out / "analysis.md").write_text("mine\n")
+    (out / "prom" / "extra.txt").write_text("mine too\n")
+    r = _gen(out, "--seed", "2", scenario="link_down")
+    assert r.exit_code == 0, r.output
+    after = _tree(out)
+    assert after.pop("analysis.md") == b"mine\n" and after.pop("prom/extra.txt") == b"mine too\n"
+    fresh = tmp_path / "fresh"
+    assert _gen(fresh, "--seed", "2", scenario="link_down").exit_code == 0
+    assert after == _tree(fresh)  # the new bundle, byte for byte, nothing of the old one
+    assert f"wrote {len(after)} files to {out}" in r.stdout
+
+
+def test_generate_keeps_a_user_file_where_the_new_bundle_would_write(tmp_path):
+    out = tmp_path / "b"
+    assert _gen(out).exit_code == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    victim = manifest["files"][0]
+    manifest["files"].remove(victim)  # now a file generate does not claim
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    before = _tree(out)
+    r = _gen(out)
+    assert r.exit_code == 2 and f"{out / victim}: not written by fabtwin generate" in r.stderr
+    assert _tree(out) == before
+
+
+def test_generate_into_an_unwritable_folder_is_one_line(tmp_path, monkeypatch):
+    import errno
+    import os
+
+    import twin.generate
+
+    ro = tmp_path / "ro"
+    ro.mkdir()
+
+    def denied(*args, dir=None, **kwargs):  # what mkdtemp raises in a folder one may not write
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), f"{dir}/.b.generating-x")
+
+    if os.geteuid() != 0:
+        ro.chmod(0o555)
+    else:  # root writes anywhere: the refusal comes from the call that would create the bundle
+        monkeypatch.setattr(twin.generate.tempfile, "mkdtemp", denied)
+    r = _gen(ro / "b")
+    ro.chmod(0o755)
+    assert r.exit_code == 2, r.output
+    assert r.stderr.count("\n") == 1 and "Traceback" not in r.output
+    assert r.stderr.startswith(f"fabtwin: error: {ro}/") and "Permission denied" in r.stderr
+
+
+def test_generate_with_a_binary_scenario_is_one_line(tmp_path):
+    from click.testing import CliRunner
+
+    from fabtwin.cli import main
+
+    bad = tmp_path / "s.toml"
+    bad.write_bytes(b"\x00\x01\xff\xfe")
+    r = CliRunner().invoke(main, ["generate", str(bad), "--out", str(tmp_path / "b")])
+    assert r.exit_code == 2 and r.stderr == (f"fabtwin: error: {bad}: not a UTF-8 text file "
+                                             "(byte 2: invalid start byte)\n")
+    assert not (tmp_path / "b").exists()

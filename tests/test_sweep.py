@@ -148,3 +148,14 @@ def test_cli_sweep_prints_the_ranking_and_json(tmp_path):
     bad = CliRunner().invoke(main, ["sweep", str(tmp_path / "missing.toml")])
     assert bad.exit_code == 2 and "missing.toml" in bad.output
     assert math.isclose(first["impact"], first["jobs"][0]["slowdown"])
+
+
+def test_cli_sweep_progress_on_stderr_and_quiet(tmp_path):
+    p = _write(tmp_path, 'fail = "each_spine_link"\nat_ms = 1\n')
+    shown = CliRunner().invoke(main, ["sweep", str(p), "--workers", "1", "--json"],
+                               env={"FORCE_COLOR": "1"})  # stderr as a terminal would be
+    assert shown.exit_code == 0 and f"sweep {p}" in shown.stderr
+    quiet = CliRunner().invoke(main, ["sweep", str(p), "--workers", "1", "--json", "-q"],
+                               env={"FORCE_COLOR": "1"})
+    assert quiet.exit_code == 0 and quiet.stderr == ""
+    assert _strip(json.loads(quiet.stdout)) == _strip(json.loads(shown.stdout))

@@ -33,6 +33,7 @@ import gzip
 import io
 import json
 import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,8 +83,95 @@ class Generated:
     files: int
 
 
+GENERATOR = "fabtwin generate"  # manifest.json's "generator": the bundles generate may replace
+
+
+class OutputError(ValueError):
+    """An output directory generate may not write into (it holds something it did not write)."""
+
+
 def generate(scenario_path: str | Path, out: str | Path, seed: int = 0) -> Generated:
-    """Write a bundle for the scenario into `out` (replaced), deterministic for (scenario, seed)."""
+    """Write a bundle for the scenario into `out`, deterministic for (scenario, seed).
+
+    `out` is new, empty, or a bundle generate wrote (manifest.json's `"generator"` and `"files"`,
+    and labels.json): then the files it lists are replaced and anything else is kept. Anything
+    else is OutputError, before any work. The bundle is written beside `out` first and moved in
+    when complete: a failure leaves `out` as it was.
+    """
+    out = Path(out)
+    old = _replaceable(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.generating-", dir=out.parent))
+    try:
+        g = _write_bundle(scenario_path, staging, seed)
+        files = sorted(p.relative_to(staging).as_posix() for p in staging.rglob("*")
+                       if p.is_file()) + ["manifest.json"]
+        manifest = json.loads((staging / "manifest.json").read_text())
+        write_text(staging / "manifest.json",
+                   json.dumps({**manifest, "files": sorted(set(files))}, indent=2) + "\n")
+        _install(staging, out, old)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)  # this call made it; empty once installed
+    return Generated(out, g.labels, len(set(files)))
+
+
+def _replaceable(out: Path) -> list[str] | None:
+    """The files of the generated bundle at `out` (None: no such directory or an empty one);
+    OutputError when `out` holds anything else."""
+    if not out.exists():
+        return None
+    if not out.is_dir():
+        raise OutputError(f"{out}: not a directory")
+    if not any(out.iterdir()):
+        return None
+    refuse = (f"{out}: not empty and not a bundle fabtwin generate wrote; nothing was changed: "
+              "give a new or empty --out directory")
+    try:
+        manifest = json.loads((out / "manifest.json").read_text())
+    except (OSError, ValueError):
+        raise OutputError(refuse) from None
+    files = manifest.get("files") if isinstance(manifest, dict) else None
+    if (manifest.get("generator") if isinstance(manifest, dict) else None) != GENERATOR \
+            or not (out / "labels.json").is_file() or not isinstance(files, list) \
+            or not all(isinstance(f, str) and _inside(out, f) for f in files):
+        raise OutputError(refuse)
+    return files
+
+
+def _inside(root: Path, rel: str) -> bool:
+    """`rel` names a path below `root` (a hand-edited list must not reach outside)."""
+    target = (root / rel).resolve()
+    return target != root.resolve() and target.is_relative_to(root.resolve())
+
+
+def _install(staging: Path, out: Path, old: list[str] | None) -> None:
+    """Move the new bundle from `staging` to `out`, deleting only the old bundle's files."""
+    if old is None:
+        if out.exists():
+            out.rmdir()  # empty: checked before the work
+        staging.rename(out)
+        return
+    new = [p.relative_to(staging).as_posix() for p in staging.rglob("*") if p.is_file()]
+    theirs = [rel for rel in new if (out / rel).exists() and rel not in set(old)]
+    if theirs:  # a file of the user's where the new bundle puts one: keep it, refuse
+        raise OutputError(f"{out / theirs[0]}: not written by fabtwin generate, and the new "
+                          "bundle has a file there; nothing was changed: move it or choose "
+                          "another --out")
+    for rel in old:
+        path = out / rel
+        if path.is_file() or path.is_symlink():
+            path.unlink()
+        for parent in path.parents:  # folders the old bundle left empty
+            if parent == out or not parent.is_relative_to(out) or any(parent.iterdir()):
+                break
+            parent.rmdir()
+    for rel in new:
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        (staging / rel).rename(out / rel)
+
+
+def _write_bundle(scenario_path: str | Path, out: str | Path, seed: int) -> Generated:
+    """Write the bundle for the scenario into the empty directory `out`."""
     path = Path(scenario_path)
     doc, source = read_document(path)
     tel = doc.telemetry
@@ -263,12 +351,11 @@ class _BundleWriter:
     # -- the bundle ------------------------------------------------------------------------------
     def write(self, res) -> None:
         self.res = res
-        if self.out.exists():
-            shutil.rmtree(self.out)
-        self.out.mkdir(parents=True)
+        self.out.mkdir(parents=True, exist_ok=True)
         write_text(self.out / "manifest.json", json.dumps({
             "name": self.name, "description": "synthetic bundle written by fabtwin generate",
-            "timezone": "UTC", "year": int(ns_to_iso(self.t0)[:4])}, indent=2) + "\n")
+            "generator": GENERATOR, "timezone": "UTC", "year": int(ns_to_iso(self.t0)[:4])},
+            indent=2) + "\n")
         n_samples = len(res.sample_times)
         self.pick_reboot(n_samples)
         for device in sorted(self.ports_of):

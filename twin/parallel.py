@@ -11,17 +11,26 @@ carries everything it needs (its seed included) and results come back in task or
 Ray is an optional extra (`pip install fabtwin[ray]`), imported only when asked for; on a
 cluster every node needs fabtwin installed (tasks name their function by module). When
 `run_tasks` starts Ray itself it shuts it down at the end; a Ray already initialized in the
-process (a test fixture, a benchmark) is used as it is.
+process (a test fixture, a benchmark) is used as it is. "local" always starts a new Ray here,
+whatever RAY_ADDRESS says or a cluster already runs on the machine; a cluster address that does
+not answer within FABTWIN_RAY_TIMEOUT_S seconds (default 30) is ExecutorError, not Ray's
+minutes of silent retries.
 """
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
+import os
+import socket
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 EXECUTORS = ("local", "ray")
+# default ports: the Ray client server (ray://) and the GCS (a bare host:port or host)
+RAY_CLIENT_PORT, RAY_GCS_PORT = 10001, 6379
 
 
 class ExecutorError(RuntimeError):
@@ -70,15 +79,72 @@ def ray_init(address: str = "local", workers: int = 1) -> bool:
     ray = ray_module()
     if ray.is_initialized():
         return False
-    opts = {"include_dashboard": False, "log_to_driver": False}
+    opts = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.WARNING}
     try:
-        if address == "local":
-            ray.init(num_cpus=workers, **opts)
+        if address == "local":  # explicit: ray.init() alone joins RAY_ADDRESS or a running cluster
+            ray.init(address="local", num_cpus=workers, **opts)
         else:
-            ray.init(address=address, **opts)
+            check_reachable(address)
+            _bounded(lambda: ray.init(address=address, **opts), address)
+    except ExecutorError:
+        raise
     except (ConnectionError, RuntimeError, ValueError) as exc:
-        raise ExecutorError(f"Ray at {address}: {exc}") from exc
+        raise ExecutorError(f"Ray at {address}: {' '.join(str(exc).split())}") from exc
     return True
+
+
+def _bounded(connect: Callable[[], Any], address: str) -> None:
+    """`connect()` within `ray_timeout_s()`: on a daemon thread, since Ray's own retries cannot
+    be bounded from outside (a proxy that accepts the TCP connection and never answers holds
+    ray.init for minutes); past the limit the thread is abandoned and ExecutorError raised."""
+    box: dict[str, BaseException] = {}
+
+    def run() -> None:
+        try:
+            connect()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, name="fabtwin-ray-connect", daemon=True)
+    thread.start()
+    thread.join(ray_timeout_s())
+    if thread.is_alive():
+        raise ExecutorError(f"Ray at {address}: no answer within {ray_timeout_s():g} s "
+                            "(FABTWIN_RAY_TIMEOUT_S sets another limit)")
+    if "error" in box:
+        raise box["error"]
+
+
+def ray_timeout_s() -> float:
+    """Seconds a cluster address has to answer (FABTWIN_RAY_TIMEOUT_S, default 30)."""
+    try:
+        return max(0.1, float(os.environ.get("FABTWIN_RAY_TIMEOUT_S", "30")))
+    except ValueError:
+        return 30.0
+
+
+def check_reachable(address: str) -> None:
+    """ExecutorError unless a TCP connection to the cluster `address` ("ray://host[:port]",
+    "host[:port]") opens within `ray_timeout_s()`; "auto" is Ray's own lookup, left to it."""
+    if address == "auto":
+        return
+    rest = address.removeprefix("ray://")
+    default = RAY_CLIENT_PORT if rest != address else RAY_GCS_PORT
+    host, _, port = rest.rstrip("/").rpartition(":") if ":" in rest else (rest, "", "")
+    try:
+        port_no = int(port) if port else default
+    except ValueError:
+        raise ExecutorError(f"Ray at {address}: {port!r} is not a port "
+                            "(ray://host:10001, host:6379, auto or local)") from None
+    timeout = ray_timeout_s()
+    try:
+        with socket.create_connection((host.strip("[]") or "localhost", port_no), timeout=timeout):
+            pass
+    except TimeoutError:
+        raise ExecutorError(f"Ray at {address}: no answer within {timeout:g} s "
+                            "(FABTWIN_RAY_TIMEOUT_S sets another limit)") from None
+    except OSError as exc:
+        raise ExecutorError(f"Ray at {address}: cannot connect: {exc.strerror or exc}") from None
 
 
 def _run_ray(fn: Callable[[Any], Any], tasks: list[Any], workers: int, address: str) -> list[Any]:

@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from collectors.readonly import OutputError, StoreError, check_output, check_output_dir
+from fabtwin.progress import progress, quiet_option
 
 
 @click.command()
@@ -24,7 +25,8 @@ from collectors.readonly import OutputError, StoreError, check_output, check_out
               help="Incidents that get pictures (the table lists them all).")
 @click.option("--diagnose", "diagnose_now", is_flag=True,
               help="No diagnosis stored: run the telemetry detectors now (slow on a large store).")
-def report(db: str, out: Path, top: int, diagnose_now: bool) -> None:
+@quiet_option
+def report(db: str, out: Path, top: int, diagnose_now: bool, quiet: bool) -> None:
     """Write DIR/report.html: store summary, incidents, heatmaps and timelines, images inline.
 
     Reads the incidents the latest `fabtwin investigate`/`replay` stored; a store without a
@@ -33,16 +35,18 @@ def report(db: str, out: Path, top: int, diagnose_now: bool) -> None:
     """
     from fabtwin.report.build import build, write
 
-    try:
-        check_output(out, db)  # checked before the (slow) build: never into the input lake
-        check_output_dir(out)
-        rep = build(db, top=top, diagnose_now=diagnose_now)
-    except (FileNotFoundError, StoreError, OutputError) as exc:
-        _fail(str(exc))
-    try:
-        path = write(rep, out)
-    except OSError as exc:  # name the file or folder that failed, not only --out
-        _fail(f"{exc.filename or out}: {exc.strerror or exc}")
+    with progress(quiet, f"report {db}") as steps:
+        try:
+            check_output(out, db)  # checked before the (slow) build: never into the input lake
+            check_output_dir(out)
+            rep = build(db, top=top, diagnose_now=diagnose_now)
+        except (FileNotFoundError, StoreError, OutputError) as exc:
+            _fail(str(exc))
+        steps.step(f"report: writing {out}")
+        try:
+            path = write(rep, out)
+        except OSError as exc:  # PermissionError and the like: the path that failed, one line
+            _fail(f"{exc.filename or out}: {exc.strerror or exc}")
     size = path.stat().st_size
     click.echo(f"wrote {path} ({size / 1024:.0f} KiB): {len(rep.incidents)} incident(s), "
                f"{len(rep.pictures)} picture(s), in {rep.seconds:.1f} s")
