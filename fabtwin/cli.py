@@ -59,11 +59,6 @@ def fail(message: str, code: int = 2) -> None:
     sys.exit(code)
 
 
-def text_failure(path: Path, exc: UnicodeDecodeError) -> None:
-    """`fail` for an input file that is not UTF-8 text (a binary file given as a scenario)."""
-    fail(f"{path}: not a UTF-8 text file (byte {exc.start}: {exc.reason})")
-
-
 def os_failure(exc: OSError) -> None:
     """`fail` with an OSError (permission denied, no space, read-only file system) as one line
     naming the path, exit 2."""
@@ -517,8 +512,6 @@ def simulate(scenario: Path, as_json: bool, quiet: bool) -> None:
             outcome = run(load(scenario))
     except (ScenarioError, TopologyError) as exc:
         fail(str(exc))
-    except UnicodeDecodeError as exc:
-        text_failure(scenario, exc)
     except OSError as exc:  # unreadable
         os_failure(exc)
     out = outcome.as_json()
@@ -567,8 +560,6 @@ def generate(scenario: Path, out: Path, seed: int, quiet: bool) -> None:
             g = write_bundle(scenario, out, seed=seed)
     except (ScenarioError, TopologyError, OutputError) as exc:
         fail(str(exc))
-    except UnicodeDecodeError as exc:
-        text_failure(scenario, exc)
     except OSError as exc:  # an unwritable --out (PermissionError), a full disk
         os_failure(exc)
     kinds = ", ".join(f["kind"] for f in g.labels["faults"]) or "none (healthy)"

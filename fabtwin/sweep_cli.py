@@ -37,10 +37,6 @@ def sweep(scenario: Path, ray_address: str | None, workers: int | None, top: int
     except (ScenarioError, TopologyError, ExecutorError) as exc:
         click.echo(f"fabtwin: error: {exc}", err=True)
         raise SystemExit(2) from exc
-    except UnicodeDecodeError as exc:  # a binary file given as the scenario
-        click.echo(f"fabtwin: error: {scenario}: not a UTF-8 text file (byte {exc.start}: "
-                   f"{exc.reason})", err=True)
-        raise SystemExit(2) from exc
     except OSError as exc:  # an unreadable scenario
         click.echo(f"fabtwin: error: {exc.filename or scenario}: {exc.strerror or exc}", err=True)
         raise SystemExit(2) from exc

@@ -221,7 +221,7 @@ def test_a_binary_scenario_is_one_line(tmp_path, command):
     bad.write_bytes(b"\x00\x01\xff\xfe")
     out = CliRunner().invoke(main, [command, str(bad), "-q"])
     assert out.exit_code == 2, out.output
-    assert out.stderr == f"fabtwin: error: {bad}: not a UTF-8 text file (byte 2: invalid start byte)\n"
+    assert out.stderr == f"fabtwin: error: {bad}: not UTF-8 text (byte 2: a binary file?) (line 1)\n"
 
 
 def test_every_long_command_takes_quiet(tmp_path):

@@ -260,6 +260,6 @@ def test_generate_with_a_binary_scenario_is_one_line(tmp_path):
     bad = tmp_path / "s.toml"
     bad.write_bytes(b"\x00\x01\xff\xfe")
     r = CliRunner().invoke(main, ["generate", str(bad), "--out", str(tmp_path / "b")])
-    assert r.exit_code == 2 and r.stderr == (f"fabtwin: error: {bad}: not a UTF-8 text file "
-                                             "(byte 2: invalid start byte)\n")
+    assert r.exit_code == 2 and r.stderr == (f"fabtwin: error: {bad}: not UTF-8 text "
+                                             "(byte 2: a binary file?) (line 1)\n")
     assert not (tmp_path / "b").exists()
