@@ -34,6 +34,7 @@ class Room:
 
     @property
     def module(self) -> str:
+        """The module its screen class lives in."""
         return "fabtwin.tui.screens." + self.screen.rsplit(".", 1)[0]
 
     @property
@@ -60,6 +61,8 @@ START = TABS[0].scope
 
 @dataclass(frozen=True)
 class Action:
+    """One key (or several keys for the same thing) of the app or of a room."""
+
     keys: str  # Textual key names, comma-separated
     action: str  # the action string Textual runs
     description: str
