@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -13,34 +13,11 @@ import polars as pl
 from collectors.store import open_readonly
 from fabtwin.report import data, figures
 from fabtwin.report.html import render
+from fabtwin.report.model import Picture, Report
 from twin.discover import natural_key
 
 MAX_LINES = 6  # ports per timeline
 OWN_FILES = re.compile(r"(heatmap-busiest|incident-\d+-(heatmap|timeline))\.png")
-
-
-@dataclass
-class Picture:
-    """One figure of the report; `snapshot` is the heatmap's data (per cable), for readers and tests."""
-
-    name: str  # file name in the output directory
-    title: str
-    caption: str
-    png: bytes
-    rank: int | None = None  # the incident it belongs to
-    snapshot: pl.DataFrame | None = None
-
-
-@dataclass
-class Report:
-    db: str
-    summary: data.Summary
-    incidents: list[data.IncidentRow]
-    source: str  # stored | computed | undiagnosed | empty (data.incidents)
-    pictures: list[Picture] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    window_s: int | None = None
-    seconds: float = 0.0
 
 
 def build(db: str | Path, top: int = 5, diagnose_now: bool = False) -> Report:

@@ -7,12 +7,10 @@ import base64
 import json
 from datetime import UTC, datetime
 from html import escape
-from typing import TYPE_CHECKING
 
 import polars as pl
 
-if TYPE_CHECKING:
-    from fabtwin.report.build import Picture, Report
+from fabtwin.report.model import Picture, Report
 
 CSS = """
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #222;

@@ -1,5 +1,11 @@
-"""Every key of the UI, defined once: screens bind from here, the help screen and the command
-palette list from here, so a key, its help line and its palette entry cannot disagree."""
+"""Every screen and every key of the UI, declared once.
+
+ROOMS declares the screens (name, opening key, title, class, place in the tabs and the help);
+ACTIONS declares the keys. The app registers its tabs and binds its keys from here, each
+screen binds `bindings(SCOPE)`, the help screen, the key bar and the command palette list from
+here: a key, its help line and its palette entry cannot disagree. Adding a screen is one
+class and one Room line (and its keys, one Action line each).
+"""
 
 from __future__ import annotations
 
@@ -9,21 +15,64 @@ from textual.binding import Binding
 
 
 @dataclass(frozen=True)
+class Room:
+    """One screen of the UI."""
+
+    scope: str  # the screen's SCOPE: its actions' scope, its mode name when it is a tab
+    title: str  # the heading of its keys in the help screen and in the palette
+    screen: str  # `module.Class` under fabtwin.tui.screens, imported when first needed
+    keys: str = ""  # the keys opening it from anywhere; "" : another screen opens it
+    label: str = ""  # what its opening key is called in the key bar, help and palette
+    tab: bool = False  # a Textual mode: its own screen stack, built while the user reads
+    help: bool = True  # its keys have a section in the help screen
+
+    def __post_init__(self) -> None:
+        if self.tab and not self.keys:
+            raise ValueError(f"room {self.scope!r}: a tab needs the keys that switch to it")
+        if bool(self.keys) != bool(self.label):
+            raise ValueError(f"room {self.scope!r}: opening keys and their label go together")
+
+    @property
+    def module(self) -> str:
+        """The module its screen class lives in."""
+        return "fabtwin.tui.screens." + self.screen.rsplit(".", 1)[0]
+
+    @property
+    def open_action(self) -> str:
+        """The action string its opening keys run."""
+        return f"app.switch_mode('{self.scope}')" if self.tab else f"app.open_room('{self.scope}')"
+
+
+# in help-screen order; the first tab is the one the UI opens on
+ROOMS: tuple[Room, ...] = (
+    Room("incidents", "Incidents", "incidents.IncidentsScreen", "1,f2", "Incidents", tab=True),
+    Room("incident", "Incident detail", "incident.IncidentScreen"),
+    Room("fabric", "Fabric", "fabric.FabricScreen", "2,f3", "Fabric", tab=True),
+    Room("events", "Events", "events.EventsScreen", "3,f4", "Events", tab=True),
+    Room("entity", "Drill-down (port, link, device, host)", "entity.EntityScreen"),
+    Room("sql", "SQL console", "sql.SqlScreen", "4,f5", "SQL", tab=True),
+    # dialogs: their keys are told on the help's last line, not in a section
+    Room("help", "Help", "help.HelpScreen", "question_mark,f1", "Help", help=False),
+    Room("export", "Export", "sql.ExportScreen", help=False),
+)
+TABS: tuple[Room, ...] = tuple(r for r in ROOMS if r.tab)
+START = TABS[0].scope
+
+
+@dataclass(frozen=True)
 class Action:
+    """One key (or several keys for the same thing) of the app or of a room."""
+
     keys: str  # Textual key names, comma-separated
     action: str  # the action string Textual runs
     description: str
-    scope: str  # "app" or a screen's name
-    show: bool = True  # in the footer
+    scope: str  # "app" or a room's scope
+    show: bool = True  # in the key bar
     palette: bool = True  # offered by the command palette
 
 
 ACTIONS: tuple[Action, ...] = (
-    Action("1,f2", "app.switch_mode('incidents')", "Incidents", "app"),
-    Action("2,f3", "app.switch_mode('fabric')", "Fabric", "app"),
-    Action("3,f4", "app.switch_mode('events')", "Events", "app"),
-    Action("4,f5", "app.switch_mode('sql')", "SQL", "app"),
-    Action("question_mark,f1", "app.help", "Help", "app"),
+    *(Action(r.keys, r.open_action, r.label, "app") for r in ROOMS if r.keys),
     Action("q", "app.quit", "Quit", "app"),
     Action("slash", "filter", "Filter", "incidents"),
     Action("s", "sort", "Sort", "incidents"),
@@ -53,11 +102,19 @@ ACTIONS: tuple[Action, ...] = (
     Action("ctrl+o", "export", "Export (CSV, Parquet)", "sql"),
     Action("ctrl+t", "toggle_focus", "Editor/results", "sql"),
     Action("ctrl+g,escape", "cancel", "Cancel query", "sql"),
+    # the help's last line tells these (? and F1, which open the help, close it too)
+    Action("escape,q,question_mark,f1", "dismiss", "Esc or q closes this help", "help",
+           show=False, palette=False),
+    Action("escape", "cancel", "Esc cancels an export", "export", show=False, palette=False),
 )
 
-SCOPE_TITLES = {"app": "Everywhere", "incidents": "Incidents", "incident": "Incident detail",
-                "fabric": "Fabric", "events": "Events", "entity": "Drill-down (port, link, device, host)",
-                "sql": "SQL console"}
+SCOPE_TITLES = {"app": "Everywhere"} | {r.scope: r.title for r in ROOMS}
+HELP_SCOPES = ("app", *(r.scope for r in ROOMS if r.help))  # the help screen's sections
+
+
+def room(scope: str) -> Room:
+    """The declaration of the room `scope`."""
+    return next(r for r in ROOMS if r.scope == scope)
 
 
 def bindings(scope: str) -> list[Binding]:

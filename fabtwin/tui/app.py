@@ -15,27 +15,18 @@ from textual.screen import Screen
 from textual.widget import AwaitMount
 from textual.worker import Worker, WorkerState
 
-from fabtwin.tui.actions import bindings
+from fabtwin.tui.actions import ROOMS, START, TABS, Room, bindings, room
 from fabtwin.tui.data import StoreData
+from fabtwin.tui.gaps import build_mode, mark_styled
 from fabtwin.tui.palette import ActionsProvider, EntitiesProvider
 
 ENTITY_KINDS = ("port", "link", "device", "host")  # what the drill-down screen draws
-# mode -> module of its screen: imported on the first visit (or by the warm-up after the
-# first paint), so opening the UI imports only the incidents screen
-MODE_SCREENS = {"incidents": "incidents.IncidentsScreen", "fabric": "fabric.FabricScreen",
-                "events": "events.EventsScreen", "sql": "sql.SqlScreen"}
-# built while the user reads the incidents, so their first visit finds them ready
-PREBUILT_MODES = ("fabric", "events", "sql")
-# the modules the other screens need, imported in the background after the first paint
-WARM_MODULES = ("fabtwin.tui.screens.fabric", "fabtwin.tui.screens.events",
-                "fabtwin.tui.screens.sql", "fabtwin.tui.screens.incident",
-                "fabtwin.tui.screens.entity", "fabtwin.tui.screens.help")
 
 
-def screen_class(path: str) -> type[Screen]:
-    """`fabric.FabricScreen` -> the class, from fabtwin.tui.screens.fabric."""
-    module, name = path.rsplit(".", 1)
-    return getattr(importlib.import_module(f"fabtwin.tui.screens.{module}"), name)
+def screen_class(r: Room) -> type[Screen]:
+    """The class of a room's screen, its module imported on first use: opening the UI imports
+    only the screen it opens on (the others are imported after its first paint, _warm_up)."""
+    return getattr(importlib.import_module(r.module), r.screen.rsplit(".", 1)[1])
 
 
 class FabtwinApp(App):
@@ -59,23 +50,26 @@ class FabtwinApp(App):
         self.db = db
         self.data = StoreData(db)
         self.sub_title = Path(db).name
-        for mode, path in MODE_SCREENS.items():
-            self.add_mode(mode, self._screen_factory(path))
+        for tab in TABS:
+            self.add_mode(tab.scope, self._screen_factory(tab))
         self._mode_built = False  # switch_mode: is the target screen built already?
 
-    def _screen_factory(self, path: str) -> Callable[[], Screen]:
+    def _screen_factory(self, tab: Room) -> Callable[[], Screen]:
         def build() -> Screen:
-            screen = screen_class(path)()
-            # Textual restyles a mode's screen the first time it is switched to, by reparsing
-            # every stylesheet (100-200 ms); this one was just styled with the current CSS
-            if hasattr(screen, "_css_update_count") and hasattr(self, "_css_update_count"):
-                screen._css_update_count = self._css_update_count
+            screen = screen_class(tab)()
+            mark_styled(self, screen)  # styled with the app's CSS as it is built
             return screen
 
         return build
 
+    def _built(self, mode: str) -> bool:
+        try:
+            return bool(self.get_screen_stack(mode))
+        except KeyError:  # Textual creates a mode's stack when it builds its screen
+            return False
+
     def switch_mode(self, mode: str) -> AwaitMount:
-        self._mode_built = mode in getattr(self, "_screen_stacks", ())
+        self._mode_built = self._built(mode)
         try:
             return super().switch_mode(mode)
         finally:
@@ -91,7 +85,7 @@ class FabtwinApp(App):
         # what is alive now (Textual, DuckDB, the store) lives as long as the UI: keep it out of
         # the garbage collector's full passes, which otherwise stall a key press by ~90 ms
         gc.freeze()
-        self.switch_mode("incidents")
+        self.switch_mode(START)
         self.call_after_refresh(self._warm_up)
 
     def _warm_up(self) -> None:
@@ -100,8 +94,8 @@ class FabtwinApp(App):
         screens (_prebuild)."""
 
         def warm() -> None:
-            for module in WARM_MODULES:
-                importlib.import_module(module)
+            for r in ROOMS:
+                importlib.import_module(r.module)
             with contextlib.suppress(duckdb.Error):  # the app quit meanwhile: store closed
                 self.data.fabric()
 
@@ -109,39 +103,33 @@ class FabtwinApp(App):
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "warm-up" and event.worker.state == WorkerState.SUCCESS:
-            self._prebuild(list(PREBUILT_MODES))
+            self._prebuild([tab.scope for tab in TABS if tab.scope != START])
 
     def _prebuild(self, modes: list[str]) -> None:
         """Build the screens of `modes`, one per tick, without showing them: each loads its
-        data as it mounts, so its first visit shows at once. Textual has no public call for
-        this; without its private one the screens are built on their first visit instead."""
-        build = getattr(self, "_init_mode", None)
-        while modes and modes[0] in getattr(self, "_screen_stacks", ()):
+        data as it mounts, so its first visit shows at once (gaps.build_mode)."""
+        while modes and self._built(modes[0]):
             modes.pop(0)
-        if not modes or build is None:
+        if not modes or not build_mode(self, modes.pop(0)):
             gc.freeze()  # the screens are built: they live as long as the UI too
             return
-        build(modes.pop(0))
         self.set_timer(0.05, lambda: self._prebuild(modes))
 
     def on_unmount(self) -> None:
         self.data.close()
         gc.unfreeze()
 
-    def action_help(self) -> None:
-        from fabtwin.tui.screens.help import HelpScreen
-
-        if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+    def action_open_room(self, scope: str) -> None:
+        """Open a room that is not a tab (the help) over the current screen, once."""
+        if getattr(self.screen, "SCOPE", None) != scope:
+            self.push_screen(screen_class(room(scope))())
 
     def open_entity(self, kind: str, ident: str, around: datetime | None = None) -> None:
         """Drill down on a port, link, device or host, its counters plotted for the hour
         around `around` (default: the store's last hour). Esc comes back."""
         if kind not in ENTITY_KINDS:  # "", "auto", or a type the screens don't draw
             kind = self.data.entity_kind(ident)
-        from fabtwin.tui.screens.entity import EntityScreen
-
-        self.push_screen(EntityScreen(kind, ident, around))
+        self.push_screen(screen_class(room("entity"))(kind, ident, around))
 
     def open_job(self, job_id: str) -> None:
         """A job's hosts, as a query in the SQL console."""

@@ -10,13 +10,15 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from fabtwin.tui.actions import ACTIONS, key_label
+from fabtwin.tui.actions import ACTIONS, key_label, room
 
 
 def key_text(scope: str) -> Text:
     """Help first (a narrow terminal cuts the end off), then the screen's keys, then the rest."""
     app = [a for a in ACTIONS if a.scope == "app" and a.show]
-    keys = app[-2:-1] + [a for a in ACTIONS if a.scope == scope and a.show] + app[:-2] + app[-1:]
+    first = [a for a in app if a.action == room("help").open_action]
+    keys = first + [a for a in ACTIONS if a.scope == scope and a.show] + \
+        [a for a in app if a not in first]
     out = Text()
     for a in keys:
         names = key_label(a.keys).split(" / ")

@@ -22,7 +22,7 @@ HALF = timedelta(minutes=30)  # the plot shows the hour around the time of inter
 
 class EntityScreen(Screen):
     SCOPE = "entity"
-    BINDINGS = bindings("entity")
+    BINDINGS = bindings(SCOPE)
     DEFAULT_CSS = """
     EntityScreen #plot { height: auto; padding: 0 1; }
     EntityScreen #all { height: auto; padding: 0 1; }

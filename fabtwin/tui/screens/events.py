@@ -58,7 +58,7 @@ def timeline(rows: list[tuple], width: int, span: tuple | None = None) -> Text:
 
 class EventsScreen(Screen):
     SCOPE = "events"
-    BINDINGS = bindings("events")
+    BINDINGS = bindings(SCOPE)
     DEFAULT_CSS = "EventsScreen #timeline { height: auto; padding: 0 1; }"
 
     def __init__(self) -> None:

@@ -53,7 +53,7 @@ def legend() -> Text:
 
 class FabricScreen(Screen):
     SCOPE = "fabric"
-    BINDINGS = bindings("fabric")
+    BINDINGS = bindings(SCOPE)
     DEFAULT_CSS = "FabricScreen #slider { height: 1; padding: 0 1; }"
 
     def __init__(self) -> None:

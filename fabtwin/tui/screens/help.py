@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from fabtwin.tui.actions import ACTIONS, SCOPE_TITLES, key_label
+from fabtwin.tui.actions import ACTIONS, HELP_SCOPES, SCOPE_TITLES, bindings, key_label
 
 TABLE_KEYS = ("Arrows / PgUp / PgDn / Home / End move in tables; Tab moves focus; "
               "Ctrl+P opens the command palette (actions, and any device, link or port by name); "
@@ -17,21 +16,23 @@ TABLE_KEYS = ("Arrows / PgUp / PgDn / Home / End move in tables; Tab moves focus
 
 
 def help_text() -> Text:
+    """Every key of the rooms the help lists, under each room's title."""
     out = Text()
     out.append("fabtwin tui: keys\n\n", style="bold")
-    for scope, title in SCOPE_TITLES.items():
-        out.append(title + "\n", style="bold")
+    for scope in HELP_SCOPES:
+        out.append(SCOPE_TITLES[scope] + "\n", style="bold")
         for a in ACTIONS:
             if a.scope == scope:
                 out.append(f"  {key_label(a.keys):<16} {a.description}\n")
         out.append("\n")
-    out.append(TABLE_KEYS + "\n\nEsc or q closes this help.")
+    dialogs = "; ".join(a.description for a in ACTIONS if a.scope not in HELP_SCOPES)
+    out.append(f"{TABLE_KEYS}\n\n{dialogs}.")
     return out
 
 
 class HelpScreen(ModalScreen):
     SCOPE = "help"
-    BINDINGS = [Binding("escape,q,question_mark,f1", "dismiss", "Close")]
+    BINDINGS = bindings(SCOPE)
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen VerticalScroll { width: 90%; max-width: 100; height: 90%;

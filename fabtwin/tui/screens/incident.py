@@ -34,7 +34,7 @@ def _short(v) -> str:
 
 class IncidentScreen(Screen):
     SCOPE = "incident"
-    BINDINGS = bindings("incident")
+    BINDINGS = bindings(SCOPE)
     DEFAULT_CSS = """
     IncidentScreen #plot { height: auto; padding: 0 1; }
     IncidentScreen #affected { height: auto; max-height: 12; }

@@ -24,7 +24,7 @@ def duration(inc: Incident) -> str:
 
 class IncidentsScreen(Screen):
     SCOPE = "incidents"
-    BINDINGS = bindings("incidents")
+    BINDINGS = bindings(SCOPE)
 
     def __init__(self) -> None:
         super().__init__()

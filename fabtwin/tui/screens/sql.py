@@ -27,6 +27,8 @@ EXAMPLE = ("SELECT rank, kind, root_id, start, score FROM incidents ORDER BY ran
 class ExportScreen(ModalScreen[str | None]):
     """Ask where to export (the suffix picks the format)."""
 
+    SCOPE = "export"
+    BINDINGS = bindings(SCOPE)
     DEFAULT_CSS = """
     ExportScreen { align: center middle; }
     ExportScreen Input { width: 70; }
@@ -39,13 +41,13 @@ class ExportScreen(ModalScreen[str | None]):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.dismiss(event.value.strip() or None)
 
-    def key_escape(self) -> None:
+    def action_cancel(self) -> None:
         self.dismiss(None)
 
 
 class SqlScreen(Screen):
     SCOPE = "sql"
-    BINDINGS = bindings("sql")
+    BINDINGS = bindings(SCOPE)
     DEFAULT_CSS = """
     SqlScreen #editor { height: 8; }
     SqlScreen #status { height: auto; padding: 0 1; }
