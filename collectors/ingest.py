@@ -241,16 +241,9 @@ def ingest_bundle(
                     for (path, rel), f in zip(files, found, strict=True)]
             plan.sort(key=lambda t: (t.priority, t.rel))
             versions = store.loaded_versions()
-            # a Parquet lake (its store's path is the lake's directory) only ever appends
-            append_only = Path(store.path).is_dir()
             for p in plan:
                 if p.rel in versions and not p.unchanged and p.parser is not None:
                     p.supersedes = superseded_versions(p.src.path, root, versions[p.rel])
-                    if append_only and p.supersedes:
-                        p.note = (f"a newer version of file_id {p.supersedes[0]}; a lake only "
-                                  "appends, so the earlier version's rows stay (a DuckDB store "
-                                  "replaces them)")
-                        p.supersedes = []
             total = sum(p.size for p in plan) or 1
             done = 0
             for _, level_items in groupby(plan, key=lambda t: t.priority):

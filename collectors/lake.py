@@ -18,7 +18,10 @@ Ingest into a lake (`open_for_ingest`): the bundle goes into a temporary DuckDB 
 the lake's `files` (so the same content twice adds nothing: idempotence by path and sha256),
 `addresses` and `ifmap` (lookups parsers need), with file ids continuing the lake's; the new
 rows are then appended as new Parquet files named after the ingest, and `counters` and
-`counter_map` are replaced by the current ones. Unlike a DuckDB store, samples already in the
+`counter_map` are replaced by the current ones. A file that grew supersedes its earlier version
+as in a store: the Parquet files holding that version's rows are rewritten without them (the
+manifest swaps them in the same commit) and `files` is rewritten with the version marked
+`superseded`. Unlike a DuckDB store, samples already in the
 lake keep their `counter` when the counter map later learns their vendor name (Parquet files
 are immutable): re-export from a store to remap them. One writer at a time (a lock file).
 
@@ -241,8 +244,11 @@ def open_for_ingest(db: str | Path) -> Iterator[Store]:
         try:
             with Store.open(scratch / "ingest.duckdb") as store:
                 base = _seed(store, root, doc)
+                before = _superseded(store.con)
                 store.path = str(root)
                 yield store
+                _drop_superseded(store.con, root, doc, tag, base,
+                                 sorted(_superseded(store.con) - before))
                 _append(store.con, root, doc, tag, base)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -312,6 +318,45 @@ def _seed(store: Store, root: Path, doc: dict) -> int:
     con.execute("DROP SEQUENCE file_id_seq")
     con.execute(f"CREATE SEQUENCE file_id_seq START {base + 1}")
     return int(base)
+
+
+def _superseded(con: duckdb.DuckDBPyConnection) -> set[int]:
+    return {r[0] for r in con.execute("SELECT file_id FROM files WHERE status = 'superseded'").fetchall()}
+
+
+def _drop_superseded(con: duckdb.DuckDBPyConnection, root: Path, doc: dict, tag: str,
+                     base: int, gone: list[int]) -> None:
+    """The lake's rows of the files this ingest superseded (`gone`) leave it: each listed Parquet
+    file holding some is rewritten without them, under `tag`, and the lake's `files` rows are
+    rewritten with those versions marked superseded. The old Parquet files go after the
+    manifest commits (`_remove_unlisted`)."""
+    if not gone:
+        return
+    ids = ", ".join(str(int(i)) for i in gone)
+    for table in DATA_TABLES:
+        entry = doc["tables"][table]
+        kept: list[str] = []
+        for n, rel in enumerate(entry["files"]):
+            # one file alone: a partitioned file's day and device stay in its path
+            one = f"read_parquet({_quote(str(root / rel))}, hive_partitioning = false)"
+            hit = con.execute(f"SELECT count(*) FROM {one} WHERE file_id IN ({ids})").fetchone()[0]
+            if not hit:
+                kept.append(rel)
+                continue
+            new = (root / rel).with_name(f"{tag}-rewrite-{n}.parquet")
+            rows = con.execute(f"COPY (SELECT * FROM {one} WHERE file_id NOT IN ({ids})) TO "
+                               f"{_quote(str(new))} (FORMAT parquet, COMPRESSION zstd)").fetchone()[0]
+            entry["rows"] -= int(hit)
+            if rows:
+                kept.append(new.relative_to(root).as_posix())
+            else:
+                new.unlink()
+        entry["files"] = kept
+    # the lake's own files rows (ids up to `base`), with the superseded ones marked; _append
+    # then adds this ingest's new rows as usual. The old files of `files` go after the commit.
+    rows, files = _write_table(con, "files", f"SELECT * FROM files WHERE file_id <= {base}",
+                               root, tag + "-files")
+    doc["tables"]["files"].update(rows=rows, files=files)
 
 
 def _append(con: duckdb.DuckDBPyConnection, root: Path, doc: dict, tag: str, base: int) -> None:

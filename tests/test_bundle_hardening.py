@@ -254,10 +254,13 @@ def test_a_grown_copy_elsewhere_supersedes_the_version_it_starts_with(tmp_path):
         assert store.con.execute("SELECT count(*) FROM logs").fetchone() == (7,)
 
 
-def test_a_lake_keeps_the_earlier_version_and_says_so(tmp_path):
+def test_a_grown_file_supersedes_its_earlier_version_in_a_lake_too(tmp_path):
+    from collectors.lake import open_lake
+
     b = tmp_path / "b"
     (b / "syslog").mkdir(parents=True)
     (b / "syslog" / "leaf-1.log").write_text(syslog(0, 4))
+    (b / "syslog" / "spine-1.log").write_text(syslog(50, 2))  # unchanged: its rows stay
     lake = tmp_path / "lake"
     lake.mkdir()
     assert CliRunner().invoke(main, ["ingest", str(b), "--db", str(lake), "-q"]).exit_code == 0
@@ -265,9 +268,23 @@ def test_a_lake_keeps_the_earlier_version_and_says_so(tmp_path):
         fh.write(syslog(4, 3))
     out = CliRunner().invoke(main, ["ingest", str(b), "--db", str(lake), "-q"])
     assert out.exit_code == 0, out.output
-    assert ("note     syslog/leaf-1.log: a newer version of file_id 1; a lake only appends, so "
-            "the earlier version's rows stay") in out.output
-    assert "replaced" not in out.output and "11 log lines" in out.output
+    once = tmp_path / "once"  # one ingest of the grown bundle, into a new lake
+    once.mkdir()
+    assert CliRunner().invoke(main, ["ingest", str(b), "--db", str(once), "-q"]).exit_code == 0
+    con, ref = open_lake(lake), open_lake(once)
+    try:
+        assert _rows(con) == _rows(ref)
+        assert len(_rows(con)["logs"]) == 9  # 7 lines of the grown file, 2 of the other
+        assert con.execute("SELECT path, status FROM files ORDER BY file_id").fetchall() == [
+            ("syslog/leaf-1.log", "superseded"), ("syslog/spine-1.log", "loaded"),
+            ("syslog/leaf-1.log", "loaded")]
+    finally:
+        con.close()
+        ref.close()
+    # the rewritten Parquet files replaced the old ones: nothing unlisted is left behind
+    listed = {f for t in json.loads((lake / "lake.json").read_text())["tables"].values()
+              for f in t["files"]}
+    assert {p.relative_to(lake).as_posix() for p in lake.rglob("*.parquet")} == listed
 
 
 # -- 4. bounded reading --------------------------------------------------------------------------
