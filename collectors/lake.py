@@ -235,6 +235,9 @@ def open_for_ingest(db: str | Path) -> Iterator[Store]:
             yield store
         return
     root = Path(db)
+    if not (root / MANIFEST).exists() and any(root.iterdir()):
+        raise LakeError(f"{root}: a folder that is neither empty nor a fabtwin lake (no {MANIFEST});"
+                        " nothing was written: give a DuckDB file, an empty or new folder, or a lake")
     with _locked(root):
         doc = read_manifest(root) if (root / MANIFEST).exists() else _empty_manifest()
         _remove_unlisted(root, doc)
@@ -280,8 +283,10 @@ def open_for_replay(db: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
             blank.execute(_sql("schema.sql"))
             for table in RESULT_TABLES:
                 cols = ", ".join(f'"{c}" {t}' for c, t in _columns(blank, table))
-                con.execute(f"DROP VIEW IF EXISTS {table}")
-                con.execute(f"DROP TABLE IF EXISTS {table}")
+                # a view over earlier results, or an empty table where there were none yet
+                kind = "VIEW" if con.execute("SELECT count(*) FROM duckdb_views() WHERE view_name = ?",
+                                             [table]).fetchone()[0] else "TABLE"
+                con.execute(f"DROP {kind} IF EXISTS {table}")
                 con.execute(f"CREATE TABLE {table} ({cols})")
             blank.close()
             yield con

@@ -193,3 +193,28 @@ def test_cli_export_then_sql_and_ingest_on_the_folder(store_and_lake, tmp_path):
         "tables"]["samples"]["rows"]
     refused = run(main, ["export", "--db", str(db), "--out", str(lake)])
     assert refused.exit_code == 2 and "not an empty directory" in refused.output
+
+
+def test_investigate_into_a_new_lake_gives_the_incidents_of_a_store(tmp_path):
+    bundle = REPO / "sample_traces" / "link_down"
+    lake = tmp_path / "lake"
+    lake.mkdir()  # empty: becomes a lake; its first replay once failed on the empty result tables
+    into_lake = CliRunner().invoke(main, ["investigate", str(bundle), "--db", str(lake), "-q", "--json"])
+    into_file = CliRunner().invoke(main, ["investigate", str(bundle), "--db", str(tmp_path / "s.duckdb"),
+                                          "-q", "--json"])
+    assert into_lake.exit_code == into_file.exit_code == 5, into_lake.output
+    assert (lake / "lake.json").is_file()
+    strip = lambda out: [{k: i[k] for k in ("kind", "root_cause", "start", "end", "score")}  # noqa: E731
+                         for i in json.loads(out)["incidents"]]
+    assert strip(into_lake.stdout) == strip(into_file.stdout) != []
+
+
+def test_ingest_refuses_a_folder_that_is_neither_empty_nor_a_lake(tmp_path):
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("the user's own file\n")
+    out = CliRunner().invoke(main, ["ingest", str(REPO / "sample_traces" / "link_down"),
+                                    "--db", str(folder), "-q"])
+    assert out.exit_code == 2
+    assert "neither empty nor a fabtwin lake" in out.stderr and "\n" not in out.stderr.strip()
+    assert sorted(p.name for p in folder.iterdir()) == ["notes.txt"]  # nothing written
