@@ -43,6 +43,7 @@ if str(REPO) not in sys.path:  # run by hand as a script: the twin is importable
     sys.path.insert(0, str(REPO))
 
 from twin.engine import Flows, simulate  # noqa: E402
+from twin.queueing import ROCE, UEC  # noqa: E402
 from twin.routing import FabricState  # noqa: E402
 from twin.topology import FabricSpec, build  # noqa: E402
 from twin.workload import read_connection_matrix  # noqa: E402
@@ -56,6 +57,9 @@ HELD_OUT = ("perm1024_512KB", "incast8_2MB", "perm128_2MB_2tier_failed2", "poiss
 REGIMES = {"roce_ecmp": "ecmp", "roce_ar": "ar", "uec_oblivious": "spray", "uec_reps": "ar"}
 TARGETS = ("roce_ecmp", "uec_oblivious", "uec_reps")
 MEDIAN_BAR, P99_BAR = 0.15, 0.25
+# the model's mechanisms, each of which `--without` turns off to measure what it brings:
+# transport: headers on the wire, completion on the last ACK, store-and-forward per hop
+MECHANISMS = ("transport",)
 
 # the README's topologies: 3-tier 1024 hosts (16 pods x 8 ToRs x 8 hosts, 8 aggs per pod, 64
 # cores) at 100G; 2-tier 128 hosts (16 ToRs x 8 hosts, 8 spines) at 400G; 1 us per hop
@@ -146,13 +150,15 @@ def fabric_state(sc: Scenario, mode: str, seed: int = 0) -> FabricState:
     return state
 
 
-def twin_fct_us(sc: Scenario, mode: str, reference: Path = REFERENCE, seed: int = 0) -> np.ndarray:
-    """The twin's FCTs (us) for a scenario in one mode, flows in the .cm's order."""
+def twin_fct_us(sc: Scenario, regime: str, reference: Path = REFERENCE, seed: int = 0,
+                without: tuple[str, ...] = ()) -> np.ndarray:
+    """The twin's FCTs (us) for a scenario in a regime's mode, flows in the .cm's order."""
     src, dst, start, size = read_connection_matrix(reference / sc.cm)
     # htsim reads `start` as whole microseconds (README): the twin starts flows there too
     start = np.floor(start * 1e6 + 1e-6) * 1e-6
-    res = simulate(fabric_state(sc, mode, seed), Flows(src, dst, size, start),
-                   hop_latency_s=HOP_LATENCY_S, idle_tail=False)
+    transport = None if "transport" in without else (ROCE if regime.startswith("roce") else UEC)
+    res = simulate(fabric_state(sc, REGIMES[regime], seed), Flows(src, dst, size, start),
+                   hop_latency_s=HOP_LATENCY_S, idle_tail=False, transport=transport)
     return res.fct * 1e6
 
 
@@ -174,10 +180,11 @@ class Row:
         return abs(self.err[0]) <= 100 * MEDIAN_BAR and abs(self.err[1]) <= 100 * P99_BAR
 
 
-def run_row(sc: Scenario, regime: str, reference: Path, walls: dict[str, float]) -> Row:
+def run_row(sc: Scenario, regime: str, reference: Path, walls: dict[str, float],
+            without: tuple[str, ...] = ()) -> Row:
     ref, total = htsim_fct_us(reference / sc.csv_name(regime))
     t0 = time.perf_counter()
-    fct = twin_fct_us(sc, REGIMES[regime], reference)
+    fct = twin_fct_us(sc, regime, reference, without=without)
     took = time.perf_counter() - t0
     return Row(sc.name, regime, f"{len(ref)}/{total}", fct_stats(ref), fct_stats(fct), took,
                walls.get(wall_key(sc, regime)))
@@ -220,13 +227,16 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reference", type=Path, default=REFERENCE)
     ap.add_argument("--only", nargs="*", help="scenario names (default: all)")
+    ap.add_argument("--without", nargs="*", default=[], choices=MECHANISMS,
+                    help="model mechanisms to turn off (all of them: the flow-level baseline)")
     args = ap.parse_args(argv)
     if not (args.reference / "README.md").is_file():
         print(f"{args.reference}: no htsim reference folder (README.md missing)", file=sys.stderr)
         return 2
     walls = htsim_wall_times(args.reference / "README.md")
     start_s = startup_s()
-    print(f"python start-up + twin import: {start_s:.2f} s (added to the twin's time in column x)")
+    print(f"python start-up + twin import: {start_s:.2f} s (added to the twin's time in column x); "
+          f"mechanisms off: {', '.join(args.without) or 'none'}")
     print(HEADER)
     rows: dict[str, list[Row]] = {"calibration": [], "held-out": []}
     for label, names in (("calibration", CALIBRATION), ("held-out", HELD_OUT)):
@@ -234,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.only and name not in args.only:
                 continue
             for regime in REGIMES:
-                row = run_row(SCENARIOS[name], regime, args.reference, walls)
+                row = run_row(SCENARIOS[name], regime, args.reference, walls, tuple(args.without))
                 rows[label].append(row)
                 print(show(row, start_s), flush=True)
     for label, rs in rows.items():
