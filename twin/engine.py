@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from twin.maxmin import Incidence, max_min_rates
+from twin.maxmin import Incidence, IngressGroups, max_min_rates, port_fair_rates
 from twin.queueing import (
     MTU,
     QueueConfig,
@@ -258,8 +258,11 @@ class _Run:
         self.inc = flows.incidence(self.state)
         self.cap = self.state.link_capacity_bps()
         self.transport = transport
+        self.port_fair = transport is not None and transport.lossless
+        self.groups: IngressGroups | None = None  # of the current incidence, when port fair
         self.events = 0
         self.rates = np.zeros(n)
+        self.fair = np.zeros(n)  # per-flow max-min rates (the rates, unless port fair)
         self.load = np.zeros(f.n_links)
         self.departed_rate: float | None = None  # lowest rate of the flows that just completed
 
@@ -288,9 +291,19 @@ class _Run:
                                   link_plane=self.link_plane)
             eff_cap = np.where(blocked.paused_fraction >= 1.0, 0.0, self.cap)
         if self.departed_rate is not None and not self.storming:
-            self.rates = _after_departures(self.inc, eff_cap, self.active, self.rates, self.departed_rate)
+            self.fair = _after_departures(self.inc, eff_cap, self.active, self.fair, self.departed_rate)
         else:
-            self.rates = max_min_rates(self.inc, eff_cap, active=self.active) / 8.0  # bytes/s
+            self.fair = max_min_rates(self.inc, eff_cap, active=self.active) / 8.0  # bytes/s
+        self.rates = self.fair
+        if self.port_fair:  # lossless switches share a congested port among its ingress ports
+            if self.groups is None:
+                # at the ports towards hosts, where an incast converges: in the fabric's upper
+                # tiers the per-event cost (a second filling at most events of an ECMP run)
+                # outweighed what it changed
+                to_host = self.link_pos == self.link_pos.max()
+                self.groups = IngressGroups.of(self.inc, self.link_pos, to_host)
+            self.rates = port_fair_rates(self.inc, eff_cap, self.groups, self.active,
+                                         fair=self.fair * 8.0) / 8.0
         self.load = self.inc.link_load(self.rates)
         return eff_cap
 
@@ -337,8 +350,10 @@ class _Run:
             self.finish[done] = self.now
             self.remaining[done] = 0.0
             self.active &= ~done
-            self.departed_rate = float(self.rates[done].min()) if done.any() else None
+            # what `_after_departures` needs: the departed flows' per-flow max-min rates
+            self.departed_rate = float(self.fair[done].min()) if done.any() else None
             self.rates = np.where(done, 0.0, self.rates)
+            self.fair = np.where(done, 0.0, self.fair)
 
     def apply_events(self) -> None:
         """The link changes, storm edges and reactions due now; routes recomputed after any."""
@@ -350,6 +365,7 @@ class _Run:
         if rerouted:
             self.departed_rate = None
             self.inc = self.flows.incidence(self.state)
+            self.groups = None
             self.cap = self.state.link_capacity_bps()
             self.line_rate = None
 

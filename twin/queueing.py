@@ -47,6 +47,7 @@ class Transport:
     payload_bytes: float
     header_bytes: float = 0.0
     acked: bool = True
+    lossless: bool = False  # PFC: congested egress ports share among ingress ports (maxmin)
 
     @property
     def packet_bytes(self) -> float:
@@ -62,6 +63,9 @@ class Transport:
 # packets, about 1.6% more than the flow size, i.e. the same 64 bytes of header on 4,086 of data
 ROCE = Transport(4000, 64)
 UEC = Transport(4086, 64)
+# RoCE with PFC's ingress-port sharing (`twin.maxmin.port_fair_rates`): opt-in, it fixes the
+# incast's spread but, without head-of-line blocking, makes an incast among other traffic worse
+ROCE_PFC = Transport(4000, 64, lossless=True)
 
 
 @dataclass
