@@ -21,8 +21,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from twin.maxmin import Incidence, max_min_rates
-from twin.queueing import MTU, QueueConfig, queue_state, standalone_rates
+from twin.maxmin import Incidence, IngressGroups, max_min_rates, port_fair_rates
+from twin.queueing import (
+    MTU,
+    QueueConfig,
+    Transport,
+    completion_latency,
+    queue_state,
+    standalone_rates,
+)
 from twin.routing import FabricState, route, route_transfers
 
 COUNTERS = ("bytes", "packets", "ecn_marked", "pause_s", "drops")
@@ -224,11 +231,13 @@ class _Run:
     events. `simulate` drives it event by event."""
 
     def __init__(self, state: FabricState, flows: Flows | Transfers, events: list[Event],
-                 timing: _Timing, sample_every: float | None, telemetry: QueueConfig | None):
+                 timing: _Timing, sample_every: float | None, telemetry: QueueConfig | None,
+                 transport: Transport | None = None):
         self.state = state.copy()  # link changes alter it: the caller's stays as it was
         self.flows, self.timing, self.telemetry = flows, timing, telemetry
         n = len(flows)
-        self.remaining = flows.size.astype(float).copy()
+        # bytes still to put on the wire: the data plus its packets' headers
+        self.remaining = flows.size.astype(float) * (transport.wire_factor if transport else 1.0)
         self.finish = np.full(n, np.inf)
         self.order = np.argsort(flows.start, kind="stable")
         self.next_arrival = 0
@@ -248,9 +257,12 @@ class _Run:
         self.line_rate: np.ndarray | None = None
         self.inc = flows.incidence(self.state)
         self.cap = self.state.link_capacity_bps()
-        self.hops = self.inc.hops()
+        self.transport = transport
+        self.port_fair = transport is not None and transport.lossless
+        self.groups: IngressGroups | None = None  # of the current incidence, when port fair
         self.events = 0
         self.rates = np.zeros(n)
+        self.fair = np.zeros(n)  # per-flow max-min rates (the rates, unless port fair)
         self.load = np.zeros(f.n_links)
         self.departed_rate: float | None = None  # lowest rate of the flows that just completed
 
@@ -279,9 +291,19 @@ class _Run:
                                   link_plane=self.link_plane)
             eff_cap = np.where(blocked.paused_fraction >= 1.0, 0.0, self.cap)
         if self.departed_rate is not None and not self.storming:
-            self.rates = _after_departures(self.inc, eff_cap, self.active, self.rates, self.departed_rate)
+            self.fair = _after_departures(self.inc, eff_cap, self.active, self.fair, self.departed_rate)
         else:
-            self.rates = max_min_rates(self.inc, eff_cap, active=self.active) / 8.0  # bytes/s
+            self.fair = max_min_rates(self.inc, eff_cap, active=self.active) / 8.0  # bytes/s
+        self.rates = self.fair
+        if self.port_fair:  # lossless switches share a congested port among its ingress ports
+            if self.groups is None:
+                # at the ports towards hosts, where an incast converges: in the fabric's upper
+                # tiers the per-event cost (a second filling at most events of an ECMP run)
+                # outweighed what it changed
+                to_host = self.link_pos == self.link_pos.max()
+                self.groups = IngressGroups.of(self.inc, self.link_pos, to_host)
+            self.rates = port_fair_rates(self.inc, eff_cap, self.groups, self.active,
+                                         fair=self.fair * 8.0) / 8.0
         self.load = self.inc.link_load(self.rates)
         return eff_cap
 
@@ -328,8 +350,10 @@ class _Run:
             self.finish[done] = self.now
             self.remaining[done] = 0.0
             self.active &= ~done
-            self.departed_rate = float(self.rates[done].min()) if done.any() else None
+            # what `_after_departures` needs: the departed flows' per-flow max-min rates
+            self.departed_rate = float(self.fair[done].min()) if done.any() else None
             self.rates = np.where(done, 0.0, self.rates)
+            self.fair = np.where(done, 0.0, self.fair)
 
     def apply_events(self) -> None:
         """The link changes, storm edges and reactions due now; routes recomputed after any."""
@@ -341,6 +365,7 @@ class _Run:
         if rerouted:
             self.departed_rate = None
             self.inc = self.flows.incidence(self.state)
+            self.groups = None
             self.cap = self.state.link_capacity_bps()
             self.line_rate = None
 
@@ -389,6 +414,7 @@ def simulate(
     storms: list[Storm] | None = None,
     telemetry: QueueConfig | None = None,
     idle_tail: bool = True,
+    transport: Transport | None = None,
 ) -> Result:
     """Run `flows` on the fabric of `state` until they all finish (or `until`).
 
@@ -400,7 +426,9 @@ def simulate(
     (hardware) or `nic_sw_delay_s` (software, when the collective library notices); ECMP and
     spraying after `convergence_s` (control plane).
     `hop_latency_s` adds the propagation delay of the flow's path (hops x latency) to its
-    completion time, as a packet-level simulator's FCT includes it.
+    completion time, as a packet-level simulator's FCT includes it. A `transport`
+    (`twin.queueing.Transport`) adds its headers to the bytes sent and its completion rule
+    (ACK back, store-and-forward per hop) to the latency.
     `storms` pause links (PFC storms): their flows and every flow blocked behind them upstream
     (the PFC tree of `twin.queueing`) stall while the storm lasts. With `telemetry`, the queue
     model runs on every interval and `Result.counters_at` holds cumulative per-link counters.
@@ -409,12 +437,14 @@ def simulate(
     events: list[Event] = list(sorted(changes or []))
     for st_ in storms or []:
         events += [StormEdge(st_.time, st_.link, True), StormEdge(st_.end, st_.link, False)]
-    run = _Run(state, flows, events, _Timing(convergence_s, nic_delay, until), sample_every, telemetry)
+    run = _Run(state, flows, events, _Timing(convergence_s, nic_delay, until), sample_every, telemetry,
+               transport)
+    latency = completion_latency(run.inc, run.cap, hop_latency_s, transport)
     while run.step():
         pass
     if idle_tail:
         run.sampler.idle_until(until, run.link_bytes, run.totals)
-    finish = run.finish + run.hops * hop_latency_s if hop_latency_s else run.finish
+    finish = run.finish + latency
     times, link_bytes_at, counters = run.sampler.arrays()
     return Result(finish, flows.start.astype(float), flows.size.astype(float), run.link_bytes,
                   times, link_bytes_at, run.events, counters)

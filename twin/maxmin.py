@@ -113,6 +113,12 @@ class Incidence:
                 np.add.at(out, r.indices, r.data * np.repeat(per_class[classes], np.diff(r.indptr)))
         return out
 
+    def explicit(self) -> sp.csr_matrix:
+        """The whole incidence as one links x flows matrix."""
+        if self.routes is None:
+            return self.direct
+        return (self.direct + self.routes @ self.mix).tocsr()
+
     def flows_touching(self, link_mask: np.ndarray) -> np.ndarray:
         """Boolean per flow: does the flow put load on any link of `link_mask`?"""
         x = link_mask.astype(np.float64)
@@ -185,4 +191,102 @@ def max_min_rates(
         if frozen.size:
             coef -= inc.load_of_flows(frozen)
             used = used[coef[used] > REL_EPS]
+    return rates
+
+
+@dataclass
+class IngressGroups:
+    """The flows of each (ingress link, egress link) pair of a switch, for the flows that take
+    one path (weight 1 on each of their links): `incidence` is groups x flows, `egress` the
+    egress link of each group. A flow's first link (its NIC's) has no ingress: no group."""
+
+    incidence: sp.csr_matrix
+    egress: np.ndarray
+
+    @classmethod
+    def of(cls, inc: Incidence, link_pos: np.ndarray,
+           egress_mask: np.ndarray | None = None) -> IngressGroups:
+        """Groups from the links of each single-path flow, in path order (`link_pos`); with
+        `egress_mask`, only the groups of those egress links."""
+        a = inc.explicit().tocsc()
+        a.sum_duplicates()
+        n_links, n = a.shape
+        cols = np.repeat(np.arange(n), np.diff(a.indptr))
+        # split flows (fractional weights on some link) stay out: no one ingress per hop
+        split = np.bincount(cols, weights=np.abs(a.data - 1.0) > 1e-9, minlength=n) > 0
+        keep = ~split[cols]
+        rows, cols = a.indices[keep], cols[keep]
+        order = np.lexsort((link_pos[rows], cols))
+        rows, cols = rows[order], cols[order]
+        nxt = np.flatnonzero(cols[1:] == cols[:-1]) + 1  # every link after a flow's first
+        if egress_mask is not None:
+            nxt = nxt[egress_mask[rows[nxt]]]
+        key = rows[nxt - 1].astype(np.int64) * n_links + rows[nxt]
+        uniq, inverse = np.unique(key, return_inverse=True)
+        m = sp.csr_matrix((np.ones(len(nxt)), (inverse.ravel(), cols[nxt])), shape=(len(uniq), n))
+        return cls(m, uniq % n_links)
+
+
+def port_fair_rates(inc: Incidence, capacity: np.ndarray, groups: IngressGroups,
+                    active: np.ndarray, fair: np.ndarray | None = None, rounds: int = 6) -> np.ndarray:
+    """Max-min rates where every congested egress port first shares its capacity equally among
+    the ingress ports that feed it, then among the flows of each ingress.
+
+    This is a lossless (PFC) switch: when an egress queue backs up, the switch pauses its
+    ingress ports and serves them round robin, so an ingress carrying one flow gets as much as
+    one carrying three together. Each group (ingress, egress) is a virtual link of capacity
+    C_e / (groups active at e); capacity a group leaves unused (its flows are held back
+    elsewhere) is handed to the groups that want more, water-filling, for a few rounds.
+    Only egress ports that per-flow max-min (`fair`, computed when not given) saturates and
+    whose ingress ports carry unequal numbers of flows can differ; if there are none, `fair`
+    is the answer, which keeps runs of many events cheap.
+    """
+    n_links = inc.n_links
+    if fair is None:
+        fair = max_min_rates(inc, capacity, active=active)
+    flows_per_group = groups.incidence @ active.astype(float)
+    live = flows_per_group > 0
+    load = inc.link_load(np.where(np.isfinite(fair), fair, 0.0))
+    saturated = load >= capacity * (1 - 1e-6)
+    most = np.zeros(n_links)
+    np.maximum.at(most, groups.egress[live], flows_per_group[live])
+    least = np.full(n_links, np.inf)
+    np.minimum.at(least, groups.egress[live], flows_per_group[live])
+    uneven = saturated & (most > least)
+    sel = live & uneven[groups.egress]
+    if not sel.any():
+        return fair
+    sub = groups.incidence[np.flatnonzero(sel)]
+    egress = groups.egress[sel]
+    egress_cap = capacity[egress]
+    k = np.bincount(egress, minlength=n_links)[egress]
+    vcap = egress_cap / k
+    # only the flows through those ports are refilled, in what the others leave at their
+    # per-flow rates (as `twin.engine` does after departures): the refill stays small
+    moved = np.zeros(inc.n_flows, dtype=bool)
+    moved[sub.indices] = True
+    moved &= active
+    kept = np.where(active & ~moved & np.isfinite(fair), fair, 0.0)
+    capacity = np.maximum(capacity - inc.link_load(kept), 0.0)
+    egress_cap = capacity[egress]
+    cols = np.flatnonzero(moved)
+    both = Incidence(sp.vstack([inc.explicit()[:, cols], sub[:, cols]]).tocsr())
+
+    def refill(vcap: np.ndarray) -> np.ndarray:
+        out = np.where(active, fair, 0.0)
+        out[cols] = max_min_rates(both, np.concatenate([capacity, vcap]))
+        return out
+
+    rates = refill(vcap)
+    for _ in range(rounds - 1):
+        use = sub @ np.where(np.isfinite(rates), rates, 0.0)
+        held = use >= vcap * (1 - 1e-6)  # groups their share holds back
+        spare = np.bincount(egress[~held], weights=use[~held], minlength=n_links)
+        n_held = np.bincount(egress[held], minlength=n_links)
+        share = (capacity - spare) / np.maximum(n_held, 1)
+        new = np.minimum(np.maximum(share[egress], vcap), egress_cap)
+        if np.allclose(new, vcap, rtol=1e-6):
+            break
+        vcap = new
+        rates = refill(vcap)
     return rates

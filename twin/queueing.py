@@ -33,6 +33,41 @@ from twin.maxmin import Incidence
 MTU = 4096
 
 
+@dataclass(frozen=True)
+class Transport:
+    """What a flow's bytes cost on the wire and when its sender calls it finished.
+
+    Packets carry `payload_bytes` of data behind `header_bytes` of headers, so the wire carries
+    (payload + header) / payload of the flow's size. With `acked`, a flow completes when the ACK
+    of its last packet is back at the sender (htsim's FCT): its path's propagation counts twice.
+    Every switch stores a packet before forwarding it: each hop after the first adds one
+    packet's serialization.
+    """
+
+    payload_bytes: float
+    header_bytes: float = 0.0
+    acked: bool = True
+    lossless: bool = False  # PFC: congested egress ports share among ingress ports (maxmin)
+
+    @property
+    def packet_bytes(self) -> float:
+        return self.payload_bytes + self.header_bytes
+
+    @property
+    def wire_factor(self) -> float:
+        """Wire bytes per byte of data."""
+        return self.packet_bytes / self.payload_bytes
+
+
+# htsim's packets (reference README): RoCE 4,000-byte payloads + 64-byte header; UEC 4,150-byte
+# packets, about 1.6% more than the flow size, i.e. the same 64 bytes of header on 4,086 of data
+ROCE = Transport(4000, 64)
+UEC = Transport(4086, 64)
+# RoCE with PFC's ingress-port sharing (`twin.maxmin.port_fair_rates`): opt-in, it fixes the
+# incast's spread but, without head-of-line blocking, makes an incast among other traffic worse
+ROCE_PFC = Transport(4000, 64, lossless=True)
+
+
 @dataclass
 class QueueConfig:
     kmin_bytes: float = 150e3
@@ -180,6 +215,22 @@ def standalone_rates(inc: Incidence, capacity_bps: np.ndarray) -> np.ndarray:
         starts = a.indptr[:-1][nonempty]
         out[nonempty] = np.minimum.reduceat(per_entry, starts)
     return out
+
+
+def completion_latency(inc: Incidence, capacity_bps: np.ndarray, hop_latency_s: float,
+                       transport: Transport | None = None) -> np.ndarray:
+    """What a packet-level simulator adds to a fluid flow's last byte leaving its sender:
+    propagation over the path (there and back when the transport waits for the last ACK) and,
+    with a transport, one packet's store-and-forward at every hop after the first."""
+    hops = inc.hops()
+    if transport is None:
+        return hops * hop_latency_s
+    with np.errstate(divide="ignore"):
+        per_hop = np.where(capacity_bps > 0, transport.packet_bytes * 8 / capacity_bps, 0.0)
+    serial = path_latency(inc, per_hop)
+    # the first hop's serialization is the fluid's own: drop one hop's share of the sum
+    store_forward = np.where(hops > 0, serial * np.maximum(hops - 1, 0) / np.maximum(hops, 1), 0.0)
+    return hops * hop_latency_s * (2 if transport.acked else 1) + store_forward
 
 
 def path_latency(inc: Incidence, delay_s: np.ndarray) -> np.ndarray:

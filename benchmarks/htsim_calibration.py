@@ -1,0 +1,279 @@
+"""The twin against htsim on every reference scenario and regime (issue 18, item 5).
+
+    python benchmarks/htsim_calibration.py [--reference DIR] [--only SCENARIO ...]
+
+For every scenario of the reference folder (`../shared/reference/htsim/`, its README gives the
+topologies and htsim's wall times) and every regime, the matching twin fabric is built, the
+scenario's .cm read and simulated in the mapped mode, and one row printed: htsim's finished
+flows, median, p99 and max FCT (numpy median, percentile method "lower", over finished flows,
+FCT = finish - start, as the README computes them), the twin's, the errors in %, the twin's wall
+time and its speed ratio against htsim's. Then how many rows meet the issue's error bars
+(median within 15%, p99 within 25%), for the calibration and the held-out set apart.
+
+Regimes: roce_ecmp -> `ecmp`, uec_reps -> `ar`, uec_oblivious -> `spray` are the targets;
+roce_ar -> `ar` is printed too but is not a target (RoCE's go-back-N under per-packet
+reordering is not in a flow-level model).
+
+The split below was fixed before any result was looked at. Calibration: the scenarios a model
+change may be tuned on. Held-out: each one exercises something the calibration set does not
+(a smaller flow size, a smaller incast, slow links, staggered arrivals), so a mechanism that
+only fits the calibration set shows up there.
+
+Twin wall time: building the fabric, reading the .cm and simulating, in this process; the
+"process to process" ratio adds the cost of starting Python and importing the twin, measured
+once in a fresh interpreter. Printed, never asserted (tests/test_htsim_calibration.py holds
+the error bars on one scenario).
+
+Measured 2026-12-01 (target rows meeting both bars; mean |error| of median / p99):
+- fluid baseline (`--without transport`): calibration 6/15 (15.0% / 18.5%), held-out 7/12
+  (22.3% / 21.6%);
+- with the transport (kept): calibration 9/15 (11.8% / 16.2%), held-out 8/12 (18.0% / 18.0%);
+  its inputs are the README's packet sizes (64-byte headers on 4,000 / 4,086-byte payloads) and
+  1 us per hop; no figure is fitted;
+- `--with port-fair` (not kept): calibration 9/15 (10.2% / 18.5%: the incast16 median +23% ->
+  +0.3%, the mixed scenario's p99 +3% -> -37%), held-out 8/12 (16.8% / 18.1%: incast8 median
+  +14.6% -> +0.2%, poisson p99 -18.6% -> -19.2%), at 2-3x the run time of ECMP with arrivals.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # run by hand as a script: the twin is importable from the repo
+    sys.path.insert(0, str(REPO))
+
+from twin.engine import Flows, simulate  # noqa: E402
+from twin.queueing import ROCE, ROCE_PFC, UEC  # noqa: E402
+from twin.routing import FabricState  # noqa: E402
+from twin.topology import FabricSpec, build  # noqa: E402
+from twin.workload import read_connection_matrix  # noqa: E402
+
+REFERENCE = REPO.parent / "shared" / "reference" / "htsim"
+
+CALIBRATION = ("perm1024_2MB", "perm1024_8MB", "incast16_2MB", "perm128_2MB_2tier",
+               "mix_perm1024_incast16_2MB")
+HELD_OUT = ("perm1024_512KB", "incast8_2MB", "perm128_2MB_2tier_failed2", "poisson1024_1MB_500us")
+
+REGIMES = {"roce_ecmp": "ecmp", "roce_ar": "ar", "uec_oblivious": "spray", "uec_reps": "ar"}
+TARGETS = ("roce_ecmp", "uec_oblivious", "uec_reps")
+MEDIAN_BAR, P99_BAR = 0.15, 0.25
+# the model's mechanisms, each of which `--without` turns off to measure what it brings:
+# transport: headers on the wire, completion on the last ACK, store-and-forward per hop
+MECHANISMS = ("transport",)
+# opt-in mechanisms (`--with`), measured but not kept in the model (see the report in the
+# module docstring): port-fair: RoCE's PFC switches share a congested host port among
+# their ingress ports
+OPT_IN = ("port-fair",)
+
+# the README's topologies: 3-tier 1024 hosts (16 pods x 8 ToRs x 8 hosts, 8 aggs per pod, 64
+# cores) at 100G; 2-tier 128 hosts (16 ToRs x 8 hosts, 8 spines) at 400G; 1 us per hop
+FAT3 = FabricSpec(hosts=1024, tiers=3, leaf_radix=16, spine_radix=16, host_speed_gbps=100,
+                  fabric_speed_gbps=100)
+FAT2 = FabricSpec(hosts=128, tiers=2, leaf_radix=16, spine_radix=16, host_speed_gbps=400,
+                  fabric_speed_gbps=400)
+HOP_LATENCY_S = 1e-6
+FAILED_LINK_RATIO = 0.25  # htsim's hard-coded `_failed_link_ratio` for `-failed K`
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One reference scenario: its .cm, its fabric and, with `-failed K` on 2 tiers, the K
+    spines whose links from and to every ToR run at 25%."""
+
+    name: str
+    cm: str
+    spec: FabricSpec
+    failed: int = 0
+
+    def csv_name(self, regime: str) -> str:
+        """htsim's file for a regime (the failed variant puts its suffix after the regime)."""
+        if self.failed:
+            base = self.name.removesuffix(f"_failed{self.failed}")
+            return f"{base}_{regime}_failed{self.failed}.fct.csv"
+        return f"{self.name}_{regime}.fct.csv"
+
+
+SCENARIOS = {s.name: s for s in (
+    Scenario("perm1024_512KB", "perm1024_512KB.cm", FAT3),
+    Scenario("perm1024_2MB", "perm1024_2MB.cm", FAT3),
+    Scenario("perm1024_8MB", "perm1024_8MB.cm", FAT3),
+    Scenario("incast8_2MB", "incast8_2MB.cm", FAT3),
+    Scenario("incast16_2MB", "incast16_2MB.cm", FAT3),
+    Scenario("perm128_2MB_2tier", "perm128_2MB.cm", FAT2),
+    Scenario("perm128_2MB_2tier_failed2", "perm128_2MB.cm", FAT2, failed=2),
+    Scenario("mix_perm1024_incast16_2MB", "mix_perm1024_incast16_2MB.cm", FAT3),
+    Scenario("poisson1024_1MB_500us", "poisson1024_1MB_500us.cm", FAT3),
+)}
+
+
+def fct_stats(fct: np.ndarray) -> tuple[float, float, float]:
+    """(median, p99, max) as the reference README computes them."""
+    return float(np.median(fct)), float(np.percentile(fct, 99, method="lower")), float(fct.max())
+
+
+def htsim_fct_us(path: Path) -> tuple[np.ndarray, int]:
+    """FCTs (us) of the flows htsim finished, and how many flows the file has."""
+    with open(path) as fh:
+        rows = list(csv.DictReader(fh))
+    done = [float(r["finish_us"]) - float(r["start_us"]) for r in rows if r["finish_us"].strip()]
+    return np.array(done), len(rows)
+
+
+_TIME = re.compile(r"^([0-9.]+)\s*s$")
+
+
+def htsim_wall_times(readme: Path) -> dict[str, float]:
+    """htsim's wall time (s) per `<scenario>_<regime>` from the README's tables. The first table
+    names only the regime (its scenario is perm1024_2MB)."""
+    walls: dict[str, float] = {}
+    for line in readme.read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 5 or not line.startswith("|"):
+            continue
+        secs = [float(m.group(1)) for c in cells if (m := _TIME.match(c))]
+        if not secs:
+            continue
+        run = cells[0] if cells[0] not in REGIMES else f"perm1024_2MB_{cells[0]}"
+        walls[run] = secs[0]
+    return walls
+
+
+def wall_key(sc: Scenario, regime: str) -> str:
+    return sc.csv_name(regime).removesuffix(".fct.csv")
+
+
+def fabric_state(sc: Scenario, mode: str, seed: int = 0) -> FabricState:
+    """The twin's fabric for a scenario, links slowed as htsim's `-failed K` slows them."""
+    fabric = build(sc.spec)
+    state = FabricState(fabric, mode=[mode], seed=seed)
+    if sc.failed:
+        for leaf in sorted(fabric.leaf_up_cables):
+            slow = fabric.leaf_up_cables[leaf][:sc.failed]  # cables to spines 0..K-1, in order
+            state.cable_gbps[slow] = sc.spec.fabric_speed_gbps * FAILED_LINK_RATIO
+        state.nic_notices()
+    return state
+
+
+def twin_fct_us(sc: Scenario, regime: str, reference: Path = REFERENCE, seed: int = 0,
+                without: tuple[str, ...] = (), with_: tuple[str, ...] = ()) -> np.ndarray:
+    """The twin's FCTs (us) for a scenario in a regime's mode, flows in the .cm's order."""
+    src, dst, start, size = read_connection_matrix(reference / sc.cm)
+    # htsim reads `start` as whole microseconds (README): the twin starts flows there too
+    start = np.floor(start * 1e6 + 1e-6) * 1e-6
+    roce = ROCE_PFC if "port-fair" in with_ else ROCE
+    transport = None if "transport" in without else (roce if regime.startswith("roce") else UEC)
+    res = simulate(fabric_state(sc, REGIMES[regime], seed), Flows(src, dst, size, start),
+                   hop_latency_s=HOP_LATENCY_S, idle_tail=False, transport=transport)
+    return res.fct * 1e6
+
+
+@dataclass
+class Row:
+    scenario: str
+    regime: str
+    finished: str
+    ref: tuple[float, float, float]
+    twin: tuple[float, float, float]
+    twin_s: float
+    htsim_s: float | None
+
+    @property
+    def err(self) -> tuple[float, float, float]:
+        return tuple(100 * (t - r) / r for t, r in zip(self.twin, self.ref, strict=True))  # type: ignore[return-value]
+
+    def meets(self) -> bool:
+        return abs(self.err[0]) <= 100 * MEDIAN_BAR and abs(self.err[1]) <= 100 * P99_BAR
+
+
+def run_row(sc: Scenario, regime: str, reference: Path, walls: dict[str, float],
+            without: tuple[str, ...] = (), with_: tuple[str, ...] = ()) -> Row:
+    ref, total = htsim_fct_us(reference / sc.csv_name(regime))
+    t0 = time.perf_counter()
+    fct = twin_fct_us(sc, regime, reference, without=without, with_=with_)
+    took = time.perf_counter() - t0
+    return Row(sc.name, regime, f"{len(ref)}/{total}", fct_stats(ref), fct_stats(fct), took,
+               walls.get(wall_key(sc, regime)))
+
+
+def startup_s() -> float:
+    """Seconds for a fresh interpreter to start and import the twin (the process cost)."""
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import twin.engine, twin.routing, twin.topology, twin.workload"],
+                   check=True, cwd=REPO, env={"PYTHONPATH": str(REPO)})
+    return time.perf_counter() - t0
+
+
+HEADER = (f"{'scenario':<28} {'regime':<14} {'mode':<5} {'fin':>9} | {'htsim med':>9} {'p99':>8} "
+          f"{'max':>8} | {'twin med':>9} {'p99':>8} {'max':>8} | {'err med':>7} {'p99':>6} "
+          f"{'max':>6} | {'twin s':>6} {'x':>6} {'ok':>3}")
+
+
+def show(row: Row, start_s: float) -> str:
+    speed = f"{row.htsim_s / (row.twin_s + start_s):6.1f}" if row.htsim_s else "     -"
+    ok = ("yes" if row.meets() else "no") if row.regime in TARGETS else "(-)"
+    (rm, rp, rx), (tm, tp, tx), (em, ep, ex) = row.ref, row.twin, row.err
+    return (f"{row.scenario:<28} {row.regime:<14} {REGIMES[row.regime]:<5} {row.finished:>9} | "
+            f"{rm:9.1f} {rp:8.1f} {rx:8.1f} | {tm:9.1f} {tp:8.1f} {tx:8.1f} | "
+            f"{em:+7.1f} {ep:+6.1f} {ex:+6.1f} | {row.twin_s:6.2f} {speed} {ok:>3}")
+
+
+def summary(label: str, rows: list[Row]) -> str:
+    targets = [r for r in rows if r.regime in TARGETS]
+    med = sum(abs(r.err[0]) <= 100 * MEDIAN_BAR for r in targets)
+    p99 = sum(abs(r.err[1]) <= 100 * P99_BAR for r in targets)
+    both = sum(r.meets() for r in targets)
+    mae = np.mean([abs(r.err[0]) for r in targets]) if targets else float("nan")
+    pae = np.mean([abs(r.err[1]) for r in targets]) if targets else float("nan")
+    return (f"{label}: {len(targets)} target rows; median within 15%: {med}, p99 within 25%: {p99}, "
+            f"both: {both}; mean |err| median {mae:.1f}%, p99 {pae:.1f}%")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reference", type=Path, default=REFERENCE)
+    ap.add_argument("--only", nargs="*", help="scenario names (default: all)")
+    ap.add_argument("--without", nargs="*", default=[], choices=MECHANISMS,
+                    help="model mechanisms to turn off (all of them: the flow-level baseline)")
+    ap.add_argument("--with", dest="with_", nargs="*", default=[], choices=OPT_IN,
+                    help="opt-in mechanisms to turn on")
+    args = ap.parse_args(argv)
+    if not (args.reference / "README.md").is_file():
+        print(f"{args.reference}: no htsim reference folder (README.md missing)", file=sys.stderr)
+        return 2
+    walls = htsim_wall_times(args.reference / "README.md")
+    start_s = startup_s()
+    print(f"python start-up + twin import: {start_s:.2f} s (added to the twin's time in column x); "
+          f"mechanisms off: {', '.join(args.without) or 'none'}; "
+          f"opt-in on: {', '.join(args.with_) or 'none'}")
+    print(HEADER)
+    rows: dict[str, list[Row]] = {"calibration": [], "held-out": []}
+    for label, names in (("calibration", CALIBRATION), ("held-out", HELD_OUT)):
+        for name in names:
+            if args.only and name not in args.only:
+                continue
+            for regime in REGIMES:
+                row = run_row(SCENARIOS[name], regime, args.reference, walls, tuple(args.without),
+                              tuple(args.with_))
+                rows[label].append(row)
+                print(show(row, start_s), flush=True)
+    for label, rs in rows.items():
+        print(summary(label, rs))
+    everything = rows["calibration"] + rows["held-out"]
+    ratios = [r.htsim_s / (r.twin_s + start_s) for r in everything if r.htsim_s]
+    if ratios:
+        print(f"speed, process to process: min {min(ratios):.1f}x, median {np.median(ratios):.1f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
