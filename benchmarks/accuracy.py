@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from replay.investigate import investigate
-from twin.generate import generate
+from twin.synth import generate
 from twin.topology import FabricSpec, build
 
 KINDS = ("link_down", "link_flap", "link_degraded", "congestion", "pfc_storm", "load_imbalance")

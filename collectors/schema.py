@@ -87,6 +87,31 @@ def counter_map() -> dict[tuple[str, str], MapRow]:
     return out
 
 
+@cache
+def vendor_names(family: str, canonical: str, source: str) -> tuple[str, ...]:
+    """The vendor names that `family`'s parser maps to `canonical` in rows of `source` (the
+    map's `source` column, exactly), in file order: the map inverted, for writers.
+
+    Raises ValueError when there is none, naming the map file.
+    """
+    names = tuple(m.vendor_name for m in counter_map().values()
+                  if m.family == family and m.canonical == canonical and m.source == source)
+    if not names:
+        raise ValueError(f"counter_map_{family}.csv: no vendor name for canonical counter "
+                         f"{canonical!r} from source {source!r}")
+    return names
+
+
+def vendor_name(family: str, canonical: str, source: str) -> str:
+    """The one vendor name of `canonical` in `source`'s rows of `family`'s map (see
+    `vendor_names`); ValueError when there is none or several (pick from `vendor_names`)."""
+    names = vendor_names(family, canonical, source)
+    if len(names) > 1:
+        raise ValueError(f"counter_map_{family}.csv: {len(names)} vendor names for canonical "
+                         f"counter {canonical!r} from source {source!r}: {', '.join(names)}")
+    return names[0]
+
+
 # -- the value policy (README "Value policy") ---------------------------------------------------
 # One rule for every parser: a value is a finite number; a counter's is also within 0..2^64 - 1
 # (what a 64-bit counter holds); DCGM's blank sentinels (dcgmvalue.h: each *_BLANK and the

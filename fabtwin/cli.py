@@ -545,14 +545,14 @@ def simulate(scenario: Path, as_json: bool, quiet: bool) -> None:
 @click.option("--seed", default=0, show_default=True, help="Same scenario and seed: same bytes.")
 @quiet_option
 def generate(scenario: Path, out: Path, seed: int, quiet: bool) -> None:
-    """Write a synthetic trace bundle for SCENARIO.toml, with labels.json (format: twin/generate.py).
+    """Write a synthetic trace bundle for SCENARIO.toml, with labels.json (format: twin/synth/__init__.py).
 
     --out must be new, empty, or a bundle generate wrote: then only the files it wrote are
     replaced. Any other folder is refused (exit 2) and left as it was.
     """
-    from twin.generate import OutputError
-    from twin.generate import generate as write_bundle
     from twin.scenario import ScenarioError
+    from twin.synth import OutputError
+    from twin.synth import generate as write_bundle
     from twin.topology import TopologyError
 
     try:

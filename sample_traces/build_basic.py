@@ -29,7 +29,7 @@ from collectors.nic import write_ethtool_snapshots, write_rdma_statistic
 from collectors.prom import write_exposition
 from collectors.slurm import Job, write_sacct_pipe
 from collectors.syslog import LogEvent, write_syslog
-from twin.generate import write_gz, write_text
+from twin.synth.files import write_gz, write_text
 
 NS = 1_000_000_000
 T0 = 1_796_007_600 * NS  # 2026-11-30T03:00:00Z

@@ -11,7 +11,7 @@ from conftest import REPO
 
 from collectors.ingest import ingest_bundle
 from collectors.store import Store
-from twin.generate import generate
+from twin.synth import generate
 
 GEN = REPO / "scenarios" / "gen"
 
@@ -151,6 +151,64 @@ def test_labels_use_the_investigate_fields(bundles):
     json.dumps(labels)
 
 
+
+def test_every_counter_written_parses_back_to_the_one_it_meant(bundles):
+    """Round trip: the vendor names the synthesizer writes (the counter maps inverted) come back
+    through the real parsers and the store as the canonical counters they were meant for."""
+    from twin.synth import names
+
+    meant = {("gnmi", leaf, c) for group in names.GNMI_LEAVES.values() for c, leaf in group.items()}
+    meant |= {("gnmi", names.GNMI_OPER_STATUS, "oper_status"),
+              ("prom", names.PROM_OPER_STATE, "oper_status")}
+    meant |= {("prom", name, c) for c, name in names.PROM_NAMES.items()}
+    meant |= {("nic", name, c) for c, name in {**names.ETHTOOL_NAMES, **names.RDMA_NAMES}.items()}
+    for name, (_, store) in bundles.items():
+        got = set(q(store, "SELECT DISTINCT f.family, s.metric, s.counter FROM samples s "
+                           "JOIN files f USING (file_id)"))
+        assert got == meant, name
+    # what was meant is the twin's per-port counters, whatever the map calls them
+    switch = {*names.SWITCH_COUNTERS, "oper_status"}
+    assert {c for fam, _, c in meant if fam == "gnmi"} == switch
+    assert {c for fam, _, c in meant if fam == "prom"} == switch
+    assert {c for fam, _, c in meant if fam == "nic"} == {*names.NIC_COUNTERS, *names.RDMA_COUNTERS}
+    _, store = bundles["healthy"]  # pauses are the RoCE priority's, on switches and NICs alike
+    assert set(q(store, "SELECT DISTINCT f.family, s.qualifier FROM samples s JOIN files f "
+                        "USING (file_id) WHERE s.counter IN ('rx_pause', 'tx_pause')")) == {
+        ("gnmi", "priority=3"), ("nic", "priority=3"), ("prom", "")}
+
+
+def test_vendor_names_invert_the_counter_map_or_say_which_map_lacks_one():
+    from collectors.schema import vendor_name, vendor_names
+
+    assert vendor_name("prom", "rx_bytes", "nvidia-cumulus/otel") == "nvswitch_interface_if_in_octets"
+    assert vendor_name("gnmi", "rx_pause", "gnmic/openconfig") == "in-mac-pause-frames"
+    assert vendor_name("gnmi", "rx_pause", "gnmic/Cumulus qos switch-priority") == "in-pause-pkts"
+    assert vendor_names("nic", "tx_pause", "ethtool -S (mlx5)") == (
+        *(f"tx_prio{p}_pause" for p in range(8)), "tx_global_pause")  # file order
+    with pytest.raises(ValueError, match=r"^counter_map_prom\.csv: no vendor name for canonical "
+                                         r"counter 'cnp_sent' from source 'nvidia-cumulus/otel'$"):
+        vendor_name("prom", "cnp_sent", "nvidia-cumulus/otel")
+    with pytest.raises(ValueError, match=r"^counter_map_nic\.csv: 9 vendor names for canonical "
+                                         r"counter 'rx_pause' from source 'ethtool -S \(mlx5\)'"):
+        vendor_name("nic", "rx_pause", "ethtool -S (mlx5)")
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in GEN.glob("*.toml")))
+def test_the_gallery_bundles_are_regenerated_byte_for_byte(tmp_path, monkeypatch, name):
+    """sample_traces/README.md's loop (seed 7, from the repository root: labels.json names the
+    scenario as given) gives back the committed bundles exactly."""
+    committed = REPO / "sample_traces" / name
+    monkeypatch.chdir(REPO)
+    generate(f"scenarios/gen/{name}.toml", tmp_path / name, seed=7)
+
+    def tree(root):
+        return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+    new, old = tree(tmp_path / name), tree(committed)
+    assert sorted(new) == sorted(old)
+    assert [rel for rel in sorted(new) if new[rel] != old[rel]] == []
+
+
 def test_a_job_with_iterations_stops_when_they_are_done(tmp_path):
     text = (GEN / "healthy.toml").read_text().replace('size = "1GiB"', 'size = "1GiB"\niterations = 100')
     (tmp_path / "s.toml").write_text(text)
@@ -233,7 +291,7 @@ def test_generate_into_an_unwritable_folder_is_one_line(tmp_path, monkeypatch):
     import errno
     import os
 
-    import twin.generate
+    import twin.synth.bundle
 
     ro = tmp_path / "ro"
     ro.mkdir()
@@ -244,7 +302,7 @@ def test_generate_into_an_unwritable_folder_is_one_line(tmp_path, monkeypatch):
     if os.geteuid() != 0:
         ro.chmod(0o555)
     else:  # root writes anywhere: the refusal comes from the call that would create the bundle
-        monkeypatch.setattr(twin.generate.tempfile, "mkdtemp", denied)
+        monkeypatch.setattr(twin.synth.bundle.tempfile, "mkdtemp", denied)
     r = _gen(ro / "b")
     ro.chmod(0o755)
     assert r.exit_code == 2, r.output

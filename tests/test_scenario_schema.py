@@ -20,10 +20,10 @@ from fabtwin.tui.screens.events import FAULT_STYLES, LANE_STYLES
 from replay.detectors import DETECTOR_OF, DETECTORS
 from replay.stored import Incident, StoredIncident
 from twin.faults import FAULT_KINDS, KINDS, inject
-from twin.generate import parse_faults
 from twin.scenario import ScenarioError, from_document, load, read_document
 from twin.schema import Source
 from twin.sweep import load_sweep
+from twin.synth import parse_faults
 from twin.topology import FabricSpec, build
 
 GEN = """\
