@@ -30,6 +30,7 @@ from collectors.parse_pool import (
     default_workers,
 )
 from collectors.registry import parsers, recognize
+from collectors.settings import duckdb_memory
 from collectors.source import GZIP_MAGIC, SNIFF_BYTES, Manifest, Parser, SourceFile
 from collectors.store import FileResult, Store, duckdb_setting, sha256_of
 from collectors.timeparse import TimeError, tz_from_name
@@ -227,8 +228,10 @@ def ingest_bundle(
     pool = None
     if workers > 1 and len(new) >= POOL_MIN_FILES:
         pool = ParsePool(workers)
+    # DuckDB's memory while ingesting, unless the store was opened with a limit (or the env's):
+    # collectors.settings says why 256MB
     limit = nullcontext() if store.memory_chosen or store.path == ":memory:" else \
-        duckdb_setting(store.con, "memory_limit", INGEST_MEMORY)
+        duckdb_setting(store.con, "memory_limit", duckdb_memory("ingest"))
     with limit:
         try:
             # the rest: sniffed (and hashed if need be) by the workers, or sniffed here
@@ -316,11 +319,6 @@ def _already_loaded(files: list[tuple[Path, str]], shas: list[str],
 
 
 HASH_THREADS = 4
-# DuckDB's memory while ingesting (unless the store was opened with a limit, or the env sets
-# FABTWIN_DUCKDB_MEMORY): it only caches blocks already written. The 12,288 NIC files of the
-# large bundle peaked at 973 MB of RSS with 512MB (466 MB of it cached table blocks), at 704 MB
-# with 256MB
-INGEST_MEMORY = "256MB"
 
 
 @dataclass

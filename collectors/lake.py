@@ -45,6 +45,7 @@ from pathlib import Path
 import duckdb
 
 from collectors.readonly import fence
+from collectors.settings import duckdb_memory
 from collectors.store import DATA_TABLES, Store, StoreError, _sql
 
 VERSION = 1
@@ -134,7 +135,7 @@ def export(db: str | Path, out: str | Path) -> dict:
         con.execute("SET enable_progress_bar = false")
         # partitioned COPY streams when row order need not be kept; bounded like ingest
         con.execute("SET preserve_insertion_order = false")
-        con.execute(f"SET memory_limit = {_quote(os.environ.get('FABTWIN_DUCKDB_MEMORY', '512MB'))}")
+        con.execute(f"SET memory_limit = {_quote(duckdb_memory('write'))}")
         half = con.execute("SELECT path FROM files WHERE status = 'loading' LIMIT 1").fetchone()
         if half:
             raise StoreError(f"{db}: an interrupted ingest left {half[0]} half-loaded; run "
@@ -278,7 +279,7 @@ def open_for_replay(db: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
         _remove_unlisted(root, doc)
         con = lake_connection(root)
         try:
-            con.execute(f"SET memory_limit = {_quote(os.environ.get('FABTWIN_DUCKDB_MEMORY', '2GB'))}")
+            con.execute(f"SET memory_limit = {_quote(duckdb_memory('read'))}")
             blank = duckdb.connect(":memory:")
             blank.execute(_sql("schema.sql"))
             for table in RESULT_TABLES:

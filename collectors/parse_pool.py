@@ -37,6 +37,7 @@ from pathlib import Path
 import polars as pl
 
 from collectors.registry import parsers, recognize
+from collectors.settings import ingest_workers
 from collectors.source import Sink, SourceFile, concat_samples, run_parser
 
 # files at or above this size are parsed in the store's own process, streamed in batches (their
@@ -52,11 +53,8 @@ CHUNK_FILES = 64
 
 
 def default_workers() -> int:
-    """Worker processes for parsing: `FABTWIN_INGEST_WORKERS`, else the machine's cores."""
-    env = os.environ.get("FABTWIN_INGEST_WORKERS")
-    if env:
-        return max(1, int(env))
-    return max(1, min(os.cpu_count() or 1, 8))
+    """Worker processes for parsing: `FABTWIN_INGEST_WORKERS`, else the machine's cores (at most 8)."""
+    return ingest_workers()
 
 
 @dataclass

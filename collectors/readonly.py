@@ -14,6 +14,8 @@ from pathlib import Path
 
 import duckdb
 
+from collectors.settings import duckdb_memory
+
 
 class StoreError(RuntimeError):
     """A store that cannot be used as it is."""
@@ -61,8 +63,8 @@ def fence(con: duckdb.DuckDBPyConnection, readable: Sequence[str] = ()) -> None:
     private directory, only the files in `readable` can be read, external access is off and the
     configuration locked (SET, RESET, PRAGMA settings, enable_logging all fail afterwards)."""
     # a memory limit makes a big query spill rather than take the machine
-    # (FABTWIN_DUCKDB_MEMORY, default 2GB for reads)
-    con.execute("SET memory_limit = ?", [os.environ.get("FABTWIN_DUCKDB_MEMORY", "2GB")])
+    # (collectors.settings: FABTWIN_DUCKDB_MEMORY, default 2GB for reads)
+    con.execute("SET memory_limit = ?", [duckdb_memory("read")])
     con.execute("SET enable_progress_bar = false")
     con.execute("SET temp_directory = ?", [private_spill_dir()])
     if readable:  # exact files, not directories: a directory would be writable too

@@ -9,7 +9,6 @@ one transaction (`group=True`, then `commit()`), which saves a commit per file.
 from __future__ import annotations
 
 import hashlib
-import os
 import queue
 import re
 import threading
@@ -28,6 +27,7 @@ import polars as pl
 
 from collectors.readonly import StoreError, connect, open_readonly  # noqa: F401 - re-exported
 from collectors.schema import canonical_counters, counter_map
+from collectors.settings import DUCKDB_MEMORY, duckdb_memory
 from collectors.source import Parser, Sink, SourceFile, run_parser
 
 if TYPE_CHECKING:
@@ -124,13 +124,13 @@ class Store:
         """
         con = connect(path)
         con.execute("SET enable_progress_bar = false")  # it would print into our stdout
-        limit = memory_limit or os.environ.get("FABTWIN_DUCKDB_MEMORY", "512MB")
+        limit = memory_limit or duckdb_memory("write")
         if not re.fullmatch(r"\d+(\.\d+)?\s*[KMGT]i?B", limit):
             raise ValueError(f"memory limit {limit!r} is not like 512MB or 2GiB")
         if str(path) != ":memory:":
             con.execute(f"SET memory_limit = '{limit}'")
         store = cls(con, str(path))
-        store.memory_chosen = memory_limit is not None or "FABTWIN_DUCKDB_MEMORY" in os.environ
+        store.memory_chosen = memory_limit is not None or DUCKDB_MEMORY.is_set()
         con.execute(_sql("schema.sql"))
         store._load_counter_map()
         con.execute(_sql("views.sql"))

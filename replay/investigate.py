@@ -23,6 +23,7 @@ import orjson
 
 from collectors.ingest import ingest_bundle
 from collectors.lake import open_for_ingest, open_for_replay
+from collectors.settings import analysis_memory
 from collectors.store import duckdb_setting
 from replay.detectors import DETECTORS, Incident, _iso
 from replay.expected import ReplaySummary, replay
@@ -115,7 +116,7 @@ def views_once(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     main = f'"{con.execute("SELECT current_database()").fetchone()[0]}".main'
     # the rates' aggregate over every sample needs more room than ingest's flat 512MB (it spills
     # beyond it); a read-only connection's configuration is locked: it keeps the limit it has
-    memory = os.environ.get("FABTWIN_ANALYSIS_MEMORY", "4GB")
+    memory = analysis_memory()
     with duckdb_setting(con, "memory_limit", memory):
         try:
             _materialize_rates(con, main)

@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
-import os
 import socket
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
+
+from collectors.settings import ray_timeout_s  # FABTWIN_RAY_TIMEOUT_S
 
 EXECUTORS = ("local", "ray")
 # default ports: the Ray client server (ray://) and the GCS (a bare host:port or host)
@@ -113,14 +114,6 @@ def _bounded(connect: Callable[[], Any], address: str) -> None:
                             "(FABTWIN_RAY_TIMEOUT_S sets another limit)")
     if "error" in box:
         raise box["error"]
-
-
-def ray_timeout_s() -> float:
-    """Seconds a cluster address has to answer (FABTWIN_RAY_TIMEOUT_S, default 30)."""
-    try:
-        return max(0.1, float(os.environ.get("FABTWIN_RAY_TIMEOUT_S", "30")))
-    except ValueError:
-        return 30.0
 
 
 def check_reachable(address: str) -> None:

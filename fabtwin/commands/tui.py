@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
 import click
 
-DEFAULT_DB = os.environ.get("FABTWIN_DB", "fabtwin.duckdb")
+from fabtwin.commands.common import DEFAULT_DB, command, fail
 
 
-@click.command()
+@command()
 @click.argument("bundle", required=False, type=click.Path(path_type=Path))
 @click.option("--db", default=DEFAULT_DB, show_default=True,
               help="DuckDB store (a BUNDLE is ingested and diagnosed into it first).")
@@ -31,18 +29,13 @@ def tui(bundle: Path | None, db: str) -> None:
         try:
             prepare_bundle(bundle, db)
         except (BundleError, StoreError) as exc:
-            _fail(str(exc))
+            fail(str(exc))
     if not Path(db).exists():
-        _fail(f"{db}: no such store (give a BUNDLE, or run `fabtwin ingest BUNDLE --db {db}`)")
+        fail(f"{db}: no such store (give a BUNDLE, or run `fabtwin ingest BUNDLE --db {db}`)")
     from fabtwin.tui.app import FabtwinApp
 
     try:
         app = FabtwinApp(db)
     except StoreError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     app.run()
-
-
-def _fail(message: str) -> None:
-    click.echo(f"fabtwin: error: {message}", err=True)
-    sys.exit(2)

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import click
 
-from fabtwin.progress import progress, quiet_option
+from fabtwin.commands.common import command, fail, os_failure, progress, quiet_option
 
 
-@click.command()
+@command()
 @click.option("--db", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="DuckDB store file to export.")
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
@@ -36,9 +36,9 @@ def export(db: Path, out: Path, as_json: bool, quiet: bool) -> None:
         with progress(quiet, f"export {db} to {out}"):
             doc = export_lake(db, out)
     except (FileNotFoundError, StoreError, LakeError, OutputError, duckdb.Error) as exc:
-        _fail(str(exc))
+        fail(" ".join(str(exc).split()))  # DuckDB's errors span lines
     except OSError as exc:  # an unwritable --out (PermissionError), a full disk: the path
-        _fail(f"{exc.filename or out}: {exc.strerror or exc}")
+        os_failure(exc, out)
     if as_json:
         click.echo(json.dumps(doc, indent=2))
         return
@@ -50,8 +50,3 @@ def export(db: Path, out: Path, as_json: bool, quiet: bool) -> None:
         if t["rows"]:
             part = "  (day, device)" if t["partitioned"] else ""
             click.echo(f"  {name:<18}{t['rows']:>12,} rows {len(t['files']):>6} files{part}")
-
-
-def _fail(message: str) -> None:
-    click.echo(f"fabtwin: error: {' '.join(message.split())}", err=True)
-    raise SystemExit(2)

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import click
 
-from fabtwin.progress import progress, quiet_option
+from fabtwin.commands.common import command, fail, os_failure, progress, quiet_option
 
 
-@click.command()
+@command()
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--ray", "ray_address", metavar="ADDRESS",
               help="Run on Ray: `local` starts one here, else auto or ray://host:port.")
@@ -35,11 +35,9 @@ def sweep(scenario: Path, ray_address: str | None, workers: int | None, top: int
             report = run_sweep(sw, executor="ray" if ray_address else "local",
                                workers=workers or os.cpu_count() or 1, address=ray_address)
     except (ScenarioError, TopologyError, ExecutorError) as exc:
-        click.echo(f"fabtwin: error: {exc}", err=True)
-        raise SystemExit(2) from exc
+        fail(str(exc))
     except OSError as exc:  # an unreadable scenario
-        click.echo(f"fabtwin: error: {exc.filename or scenario}: {exc.strerror or exc}", err=True)
-        raise SystemExit(2) from exc
+        os_failure(exc, scenario)
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return

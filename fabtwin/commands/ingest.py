@@ -1,0 +1,129 @@
+"""`fabtwin ingest`: a trace bundle into the store, every record loaded or kept as a reject."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from fabtwin.commands.common import DEFAULT_DB, command, err, fail, resource_errors, store_failure
+
+if TYPE_CHECKING:  # the command imports what it uses: `fabtwin --help` stays quick
+    from collectors.ingest import IngestSummary
+    from collectors.store import Store
+
+
+@command()
+@click.argument("bundle", type=click.Path(path_type=Path))
+@click.option("--db", default=DEFAULT_DB, show_default=True, help="DuckDB store file.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+@click.option("--strict", is_flag=True, help="Exit 4 when any record was rejected.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Processes parsing files [default: FABTWIN_INGEST_WORKERS, else the cores].")
+@click.option("--follow-symlinks", is_flag=True,
+              help="Read files that symbolic links point to outside the bundle (else listed as "
+                   "skipped).")
+def ingest(bundle: Path, db: str, as_json: bool, strict: bool, quiet: bool,
+           workers: int | None, follow_symlinks: bool) -> None:
+    """Load a trace bundle (directory or file) into the store at --db.
+
+    Files are recognized by content; the same content twice adds nothing, a file that grew
+    replaces its earlier version. Every rejected record is kept in the `rejects` table with
+    file, line, reason and raw text. Files are parsed on every core; the store is the same
+    whatever the number of workers. Nothing outside the bundle is read without
+    --follow-symlinks.
+    """
+    from concurrent.futures.process import BrokenProcessPool
+
+    from collectors.ingest import DISK_FULL, BundleError
+    from collectors.lake import is_lake, lake_totals, open_for_ingest  # a directory: a Parquet lake
+    from collectors.parse_child import ChildDied
+    from collectors.store import StoreError
+
+    kept = ("the store keeps the files loaded before it; the same ingest again loads the rest")
+    try:
+        with open_for_ingest(db) as store:
+            for path in store.interrupted:
+                click.echo(f"fabtwin: removed {path}: an earlier ingest was interrupted while "
+                           "loading it", err=True)
+            summary = _ingest_with_progress(store, bundle, not quiet and err.is_terminal,
+                                             workers, follow_symlinks)
+        if is_lake(db):
+            summary.totals = lake_totals(db)
+    except (BundleError, StoreError) as exc:
+        fail(str(exc))
+    except resource_errors() as exc:
+        store_failure(db, exc)
+    except KeyboardInterrupt:
+        fail(f"interrupted; {kept}", 130)
+    except (BrokenProcessPool, ChildDied):
+        fail(f"a parsing worker process died (killed from outside, or out of memory); {kept}",
+             1)
+    except OSError as exc:
+        if exc.errno not in DISK_FULL:
+            raise
+        fail(f"{db}: no space left on device while ingesting ({exc.strerror}); {kept} once "
+             "there is room (the store's directory, and the system's temporary directory)")
+    if as_json:
+        click.echo(json.dumps(summary.as_json(), indent=2))
+    else:
+        _print_summary(summary)
+    failed = [f for f in summary.files if f.status == "failed"]
+    for f in failed:
+        click.echo(f"fabtwin: error: {f.reason}", err=True)
+    if failed:
+        sys.exit(3)
+    if strict and any(f.rejected for f in summary.files):
+        sys.exit(4)
+
+
+def _ingest_with_progress(store: Store, bundle: Path, show: bool,
+                          workers: int | None = None,
+                          follow_symlinks: bool = False) -> IngestSummary:
+    from collectors.ingest import ingest_bundle
+
+    if not show:
+        return ingest_bundle(store, bundle, workers=workers, follow_symlinks=follow_symlinks)
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+    columns = (TextColumn("ingest"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+               TextColumn("{task.description}"))
+    with Progress(*columns, console=err, transient=True) as bar:
+        task = bar.add_task("", total=None)
+
+        def on_progress(rel: str, done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total, description=rel)
+
+        return ingest_bundle(store, bundle, progress=on_progress, workers=workers,
+                             follow_symlinks=follow_symlinks)
+
+
+def _print_summary(summary: IngestSummary) -> None:
+    s = summary.as_json()
+    t = s["store"]
+    click.echo(f"bundle   {s['bundle']}  ->  {s['db']}")
+    click.echo(f"files    {s['files_loaded']} loaded, {s['files_unchanged']} unchanged, "
+               f"{s['files_skipped']} skipped")
+    click.echo(f"records  {s['records_read']} read = {s['loaded']} loaded + {s['rejected']} rejected")
+    click.echo(f"store    {t['samples']} samples, {t['events']} events, {t['logs']} log lines, "
+               f"{t['links']} links, {t['jobs']} jobs, {t['devices']} devices, {t['rejects']} rejects")
+    click.echo(f"time     {t['start'] or '-'} .. {t['end'] or '-'}")
+    for f in summary.files:
+        if f.status == "loaded" and f.rejected:
+            click.echo(f"rejected {f.rejected} of {f.records_read} records in {f.path}; "
+                       f"first: {f.first_reject}")
+        if f.superseded:
+            click.echo(f"replaced {f.path}: its earlier version's rows (it grew or changed)")
+        if f.status == "loaded" and f.reason:
+            click.echo(f"note     {f.path}: {f.reason}")
+        if f.status == "loaded" and f.broken:
+            click.echo(f"partial  {f.broken}")
+    for f in summary.skipped:
+        click.echo(f"skipped  {f.path}: {f.reason}")
+    if s["rejected"]:
+        click.echo("see them: fabtwin sql \"SELECT path, line, reason, raw FROM rejects\"")
+

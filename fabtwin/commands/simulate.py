@@ -1,0 +1,79 @@
+"""`fabtwin simulate` and `fabtwin generate`: a what-if scenario on the twin, or as a bundle."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from fabtwin.commands.common import command, fail, os_failure, progress, quiet_option
+
+
+@command()
+@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the results as one JSON object.")
+@quiet_option
+def simulate(scenario: Path, as_json: bool, quiet: bool) -> None:
+    """Run a what-if SCENARIO.toml on the twin (format: twin/scenario.py, examples in scenarios/)."""
+    from twin.scenario import ScenarioError, load, run
+    from twin.topology import TopologyError
+
+    try:
+        with progress(quiet, f"simulate {scenario}"):
+            outcome = run(load(scenario))
+    except (ScenarioError, TopologyError) as exc:
+        fail(str(exc))
+    except OSError as exc:  # unreadable
+        os_failure(exc)
+    out = outcome.as_json()
+    if as_json:
+        click.echo(json.dumps(out, indent=2))
+        return
+    fab = out["fabric"]
+    click.echo(f"fabric   {fab['hosts']} hosts, {fab['endpoints']} endpoints, {fab['planes']} plane(s), "
+               f"{fab['tiers']} tiers, {fab['switches']} switches, {fab['links']} links; "
+               f"balancing {'/'.join(out['balancing']['modes'])}, NIC {out['balancing']['nic']}")
+    for j in out["jobs"]:
+        t = j["completion_s"]
+        click.echo(f"job      {j['name']}: {j['collective']} of {j['size_bytes'] / 2**20:.1f} MiB on "
+                   f"{j['ranks']} ranks: " + (f"{t * 1e3:.3f} ms, algbw {j['algbw_GBps']:.2f} GB/s, "
+                                               f"busbw {j['busbw_GBps']:.2f} GB/s" if t else "did not finish"))
+    fl = out["flows"]
+    if fl["fct_median_s"] is not None:
+        click.echo(f"flows    {fl['finished']} of {fl['count']} finished; completion median "
+                   f"{fl['fct_median_s'] * 1e6:.1f} us, p99 {fl['fct_p99_s'] * 1e6:.1f} us")
+    for link in out["busiest_links"][:5]:
+        click.echo(f"busiest  {link['link']}  {link['utilization'] * 100:.1f}%")
+    click.echo(f"took     {out['wall_s']:.3f} s wall, {out['events']} events")
+
+
+
+@command()
+@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="New or empty directory, or a bundle generate wrote (its files replaced).")
+@click.option("--seed", default=0, show_default=True, help="Same scenario and seed: same bytes.")
+@quiet_option
+def generate(scenario: Path, out: Path, seed: int, quiet: bool) -> None:
+    """Write a synthetic trace bundle for SCENARIO.toml, with labels.json (format: twin/synth/__init__.py).
+
+    --out must be new, empty, or a bundle generate wrote: then only the files it wrote are
+    replaced. Any other folder is refused (exit 2) and left as it was.
+    """
+    from twin.scenario import ScenarioError
+    from twin.synth import OutputError
+    from twin.synth import generate as write_bundle
+    from twin.topology import TopologyError
+
+    try:
+        with progress(quiet, f"generate {out}"):
+            g = write_bundle(scenario, out, seed=seed)
+    except (ScenarioError, TopologyError, OutputError) as exc:
+        fail(str(exc))
+    except OSError as exc:  # an unwritable --out (PermissionError), a full disk
+        os_failure(exc)
+    kinds = ", ".join(f["kind"] for f in g.labels["faults"]) or "none (healthy)"
+    click.echo(f"wrote {g.files} files to {out}: faults {kinds}; "
+               f"{g.labels['malformed_lines']} malformed lines (see labels.json)")
+
