@@ -236,7 +236,10 @@ def open_for_ingest(db: str | Path) -> Iterator[Store]:
             yield store
         return
     root = Path(db)
-    if not (root / MANIFEST).exists() and any(root.iterdir()):
+    # checked before the lock file is made, so that a refused folder gets nothing written;
+    # a new lake's own lock and scratch folder (another ingest under way) are not the user's
+    if not (root / MANIFEST).exists() and any(
+            p.name != ".lock" and not p.name.startswith(".ingest-") for p in root.iterdir()):
         raise LakeError(f"{root}: a folder that is neither empty nor a fabtwin lake (no {MANIFEST});"
                         " nothing was written: give a DuckDB file, an empty or new folder, or a lake")
     with _locked(root):
