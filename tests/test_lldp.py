@@ -457,3 +457,20 @@ def test_other_families_are_not_claimed(real_samples):
         if path.is_file() and path.parent.name not in ("lldp",) and path.suffix != ".md":
             head = head_of(path)
             assert not any(p.sniff(head, path.name) for p in PARSERS), path.name
+
+
+def test_every_entry_of_a_long_json0_document_gets_its_own_line(write):
+    # one pretty-printed document of many interfaces (the line of each found by a forward
+    # search whose line count advances with it, not recounted from the start)
+    entries = [{"name": f"swp{i}", "via": "LLDP",
+                "chassis": [{"name": [{"value": f"spine-p0-{i % 8:02d}"}]}],
+                "port": [{"id": [{"type": "ifname", "value": f"swp{i + 100}"}]}]}
+               for i in range(300)]
+    text = json.dumps({"lldp": [{"interface": entries}]}, indent=2)
+    p = write("topology/leaf-p0-07.json", text)
+    _, sink = run_parser(p, rel="topology/leaf-p0-07.json")
+    lines = text.splitlines()
+    expected = [next(n for n, line in enumerate(lines, 1) if line.strip() == f'"name": "swp{i}",')
+                for i in range(300)]
+    assert sink.loaded == 300
+    assert [r["line"] for r in sink.collected("neighbors")] == expected
