@@ -23,8 +23,8 @@ from rich.console import Console
 if TYPE_CHECKING:  # the commands import what they use: `fabtwin --help` stays quick
     import pyarrow as pa
 
-    from collectors.ingest import IngestSummary
-    from collectors.store import Store
+    from collectors.store.ingest import IngestSummary
+    from collectors.store.writer import Store
 
 DEFAULT_DB = os.environ.get("FABTWIN_DB", "fabtwin.duckdb")
 err = Console(stderr=True)
@@ -41,7 +41,7 @@ def resource_errors() -> tuple[type[Exception], ...]:
 
 def store_failure(db: str, exc: BaseException) -> None:
     """`fail` with DuckDB's error about the store at `db`, as one actionable line."""
-    from collectors.readonly import describe_store_error
+    from collectors.store.readonly import describe_store_error
 
     fail(describe_store_error(db, exc))
 
@@ -83,10 +83,14 @@ def ingest(bundle: Path, db: str, as_json: bool, strict: bool, quiet: bool,
     """
     from concurrent.futures.process import BrokenProcessPool
 
-    from collectors.ingest import DISK_FULL, BundleError
-    from collectors.lake import is_lake, lake_totals, open_for_ingest  # a directory: a Parquet lake
-    from collectors.parse_child import ChildDied
-    from collectors.store import StoreError
+    from collectors.store.child import ChildDied
+    from collectors.store.ingest import DISK_FULL, BundleError
+    from collectors.store.lake import (  # a directory: a Parquet lake
+        is_lake,
+        lake_totals,
+        open_for_ingest,
+    )
+    from collectors.store.writer import StoreError
 
     kept = ("the store keeps the files loaded before it; the same ingest again loads the rest")
     try:
@@ -128,7 +132,7 @@ def ingest(bundle: Path, db: str, as_json: bool, strict: bool, quiet: bool,
 def _ingest_with_progress(store: Store, bundle: Path, show: bool,
                           workers: int | None = None,
                           follow_symlinks: bool = False) -> IngestSummary:
-    from collectors.ingest import ingest_bundle
+    from collectors.store.ingest import ingest_bundle
 
     if not show:
         return ingest_bundle(store, bundle, workers=workers, follow_symlinks=follow_symlinks)
@@ -187,9 +191,9 @@ def _print_summary(summary: IngestSummary) -> None:
 def sql(query: str, db: str, fmt: str, output: Path | None, max_rows: int) -> None:
     """Run a read-only SQL QUERY on the store (tables and views: see the README); `-` reads
     the query from stdin."""
-    from collectors.query import QueryRefused, run_query
-    from collectors.readonly import OutputError, check_output, check_output_folder
-    from collectors.store import StoreError
+    from collectors.store.query import QueryRefused, run_query
+    from collectors.store.readonly import OutputError, check_output, check_output_folder
+    from collectors.store.writer import StoreError
 
     if query == "-":
         query = sys.stdin.read()
@@ -225,7 +229,7 @@ def _write_result(reader: pa.RecordBatchReader, fmt: str, output: Path | None, m
         _write_stream(reader, fmt, sys.stdout.buffer, max_rows)
         sys.stdout.buffer.flush()
         return
-    from collectors.readonly import replacing
+    from collectors.store.readonly import replacing
 
     with replacing(output) as tmp:
         if fmt == "parquet":
@@ -328,8 +332,8 @@ def replay(db: str, t_from, t_to, window_s, routing: str, chunk_windows: int | N
     run in replay_runs) and the ranked incidents (incidents, incident_evidence). A long window
     splits into chunks that run on local processes or on Ray, with the same rows either way.
     """
-    from collectors.lake import open_for_replay
-    from collectors.store import StoreError
+    from collectors.store.lake import open_for_replay
+    from collectors.store.writer import StoreError
     from replay.investigate import replay_and_diagnose
     from twin.parallel import ExecutorError
 
@@ -368,8 +372,8 @@ def replay(db: str, t_from, t_to, window_s, routing: str, chunk_windows: int | N
 @click.option("--json", "as_json", is_flag=True, help="Print the ranked incidents as one JSON object.")
 def investigate(bundle: Path, db: str, t_from, t_to, window_s, as_json: bool) -> None:
     """Ingest BUNDLE, replay it through the twin, diagnose it and print the ranked incidents."""
-    from collectors.ingest import BundleError
-    from collectors.store import StoreError
+    from collectors.store.ingest import BundleError
+    from collectors.store.writer import StoreError
     from replay.investigate import investigate as run_investigation
 
     try:

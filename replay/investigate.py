@@ -18,9 +18,9 @@ from pathlib import Path
 import duckdb
 import orjson
 
-from collectors.ingest import ingest_bundle
-from collectors.lake import open_for_ingest, open_for_replay
-from collectors.store import duckdb_setting
+from collectors.store.ingest import ingest_bundle
+from collectors.store.lake import open_for_ingest, open_for_replay
+from collectors.store.writer import duckdb_setting
 from replay.detectors import DETECTORS, Incident, _iso
 from replay.expected import ReplaySummary, replay
 from replay.impact import add_impact
@@ -121,7 +121,7 @@ def replay_and_diagnose(con: duckdb.DuckDBPyConnection, t_from: datetime | None 
 def investigate(bundle: str | Path, db: str | Path, t_from: datetime | None = None,
                 t_to: datetime | None = None, window_s: float | None = None) -> dict:
     """Ingest `bundle` into `db` (files already there are reused), replay and diagnose it.
-    `db` is a DuckDB file or a Parquet lake directory (collectors.lake)."""
+    `db` is a DuckDB file or a Parquet lake directory (collectors.store.lake)."""
     with open_for_ingest(db) as store:
         ingest_bundle(store, bundle, totals=False)
     with open_for_replay(db) as con:

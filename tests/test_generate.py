@@ -9,8 +9,8 @@ import json
 import pytest
 from conftest import REPO
 
-from collectors.ingest import ingest_bundle
-from collectors.store import Store
+from collectors.store.ingest import ingest_bundle
+from collectors.store.writer import Store
 from twin.generate import generate
 
 GEN = REPO / "scenarios" / "gen"

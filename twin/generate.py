@@ -38,14 +38,14 @@ from pathlib import Path
 
 import numpy as np
 
-from collectors.gnmi import cumulus_notification, write_event, write_json
-from collectors.ibdev import write_ibdev2netdev
-from collectors.lldp import LldpNeighbor, write_lldp_json0
-from collectors.nic import write_ethtool_snapshots, write_rdma_statistic
-from collectors.prom import write_exposition
-from collectors.slurm import Job, write_sacct_pipe
-from collectors.syslog import LogEvent, write_syslog
-from collectors.timeparse import TimeError, ns_to_iso, parse_iso
+from collectors.core.timeparse import TimeError, ns_to_iso, parse_iso
+from collectors.formats.gnmi import cumulus_notification, write_event, write_json
+from collectors.formats.ibdev import write_ibdev2netdev
+from collectors.formats.lldp import LldpNeighbor, write_lldp_json0
+from collectors.formats.nic import write_ethtool_snapshots, write_rdma_statistic
+from collectors.formats.prom import write_exposition
+from collectors.formats.slurm import Job, write_sacct_pipe
+from collectors.formats.syslog import LogEvent, write_syslog
 from twin.engine import Transfers, simulate
 from twin.faults import FAULT_KINDS, Fault, FaultParams, inject  # noqa: F401 - FAULT_KINDS: its old home
 from twin.queueing import QueueConfig

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from collectors.readonly import OutputError, StoreError, check_output, check_output_dir
+from collectors.store.readonly import OutputError, StoreError, check_output, check_output_dir
 
 
 @click.command()
