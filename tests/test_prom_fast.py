@@ -1,4 +1,4 @@
-"""The vectorized Prometheus path (lines cut by `prom_split`, keys found by `prom_keys`) loads
+"""The vectorized Prometheus path (lines cut by `prom.split`, keys found by `prom.keys`) loads
 exactly what the exact line parser loads: the same rows with their line numbers, the same
 rejects with their reasons and raw text, the same accounting, whatever the block size."""
 

@@ -1,5 +1,5 @@
 """`counter_rates` and `port_rates` pair samples from the predecessors stored at ingest
-(`store.with_predecessors`, views.sql `sample_deltas`): they must equal the plain definition, a
+(`collectors.store.frames.with_predecessors`, views.sql `sample_deltas`): they must equal the plain definition, a
 window over every sample of a series, whatever the files' order, overlap and batching."""
 
 from __future__ import annotations

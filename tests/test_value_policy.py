@@ -112,7 +112,7 @@ def test_parquet_time_in_year_9999_is_one_reject(tmp_path):
 @pytest.mark.parametrize("stamp", ["9999999999999.5", "9999-12-31T00:00:00,000000000+00:00",
                                    "1970-01-01T00:00:01,000000000+00:00"])
 def test_nic_snapshot_time_out_of_range_rejects_its_block(tmp_path, rel, body, stamp):
-    """The vectorized reader (nic_fast) would take these files: a year-9999 block must not wrap
+    """The vectorized reader (formats/nic/fast.py) would take these files: a year-9999 block must not wrap
     (it was stored as 1816-03-30), the epoch 9999999999999.5 must not overflow."""
     good = "1796022733.123456789\n" + body
     store, rejects = ingest(tmp_path, {rel: good + stamp + "\n" + body + good})

@@ -526,7 +526,7 @@ class Sink:
         ifname, metric, qualifier, value, line): the vectorized parsers' path, no Python lists.
 
         Accounting stays the caller's, as with `samples_bulk`. A parser that numbers its series
-        may add `sid` (equal: the same series; `store.with_predecessors`).
+        may add `sid` (equal: the same series; `collectors.store.frames.with_predecessors`).
         """
         if frame.height == 0:
             return

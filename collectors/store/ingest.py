@@ -350,7 +350,7 @@ UNCHANGED = "this file with the same content is already in the store"
 def _ingest_here(store: Store, p: _Planned, known: dict, bundle: str,
                  workers: int = 1) -> FileResult:
     """Hash (unless hashed already), then parse and load a file here (or list it as
-    skipped/unchanged): on a thread, or streamed from a child process (`parse_child`) when
+    skipped/unchanged): on a thread, or streamed from a child process (`child.py`) when
     its parser is Python-bound and `workers` allow. A big file of a store that had no files is
     hashed on a thread while it is parsed: nothing to compare the sha256 with, only the
     `files` row needs it."""

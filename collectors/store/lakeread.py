@@ -94,7 +94,7 @@ def lake_connection(root: str | Path) -> duckdb.DuckDBPyConnection:
 
 
 def open_lake(root: str | Path) -> duckdb.DuckDBPyConnection:
-    """`lake_connection` fenced like `store.open_readonly` (`readonly.fence`): exactly the
+    """`lake_connection` fenced like `readonly.open_readonly` (`connect.fence`): exactly the
     Parquet files the manifest lists can be read, no file written (not lake.json, not a new file
     in the lake: DuckDB would let a connection write where it may read a whole directory), the
     configuration locked."""

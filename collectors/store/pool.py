@@ -46,7 +46,7 @@ POOL_MAX_BYTES = 8 << 20
 POOL_MIN_FILES = 32  # fewer files than this: a pool would cost more to start than it saves
 IPC_MIN_ROWS = 20_000  # frames at least this tall travel as Arrow IPC (lz4), smaller ones pickled
 # small files go to a worker this many bytes (or CHUNK_FILES files) at a time, and their samples
-# are converted (`store.frame_of`) together: polars costs about 5 ms per call of it whatever the
+# are converted (`frames.frame_of`) together: polars costs about 5 ms per call of it whatever the
 # rows, which was a quarter of the CPU of a 10 KB NIC snapshot file
 CHUNK_BYTES = 1 << 20
 CHUNK_FILES = 64

@@ -24,7 +24,7 @@ class _GnmicParser:
     family = FAMILY
     priority = 50
     # its per-record work is Python (orjson, plans, floats): a big file is parsed in a child
-    # process, so that it does not take turns for the GIL with the inserts (parse_child)
+    # process, so that it does not take turns for the GIL with the inserts (collectors.store.child)
     python_bound = True
 
     def __init__(self, vectorized: bool = True) -> None:

@@ -184,7 +184,7 @@ class _Tables:
         })
         if n and int(cid.max()) < _ID_SPAN and int(trow.max()) < _ID_SPAN:
             # the names are a function of (context, template row) until the tables reset: the
-            # series id the store finds runs by (`store.with_predecessors`)
+            # series id the store finds runs by (`collectors.store.frames.with_predecessors`)
             epoch = (self.epoch % _EPOCHS) * _ID_SPAN * _ID_SPAN
             frame = frame.with_columns(sid=pl.Series(epoch + cid * _ID_SPAN + trow))
         return frame

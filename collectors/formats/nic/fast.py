@@ -180,7 +180,7 @@ def _named(rows: pl.DataFrame, files: list[Snapshot],
                     pl.col("metric").replace_strict(quals, return_dtype=pl.String)
                     .alias("qualifier"),
                     "value", "line",
-                    # the series' number (host, port and counter name it): `store.with_predecessors`
+                    # the series' number (host, port and counter name it): `collectors.store.frames.with_predecessors`
                     pl.struct("dev", "port", "metric").rank("dense").over("f").cast(pl.Int64)
                     .alias("sid")))
 

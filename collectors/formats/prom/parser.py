@@ -455,7 +455,7 @@ def _series_ids(st: _FileState, keys: pl.Series) -> np.ndarray:
 def _parse_block(st: _FileState, block: LineBlock, base: int) -> int:
     """Parse one block of lines starting at line `base`; returns how many lines it had.
 
-    Lines are cut into key, value and timestamp by `prom_split`; a cut line whose key is a known
+    Lines are cut into key, value and timestamp by `split.split_block`; a cut line whose key is a known
     series (or resolves to one), whose value is a number and whose timestamp (if any) an integer
     in range is loaded without Python. Every other line goes the exact way. (Series and numpy
     operations: each DataFrame operation costs a query plan, too much per block.)"""
