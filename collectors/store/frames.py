@@ -12,11 +12,7 @@ import numpy as np
 import polars as pl
 
 from collectors.core.schema import counter_map
-from collectors.core.source import (
-    GZIP_MAGIC,
-    SNIFF_BYTES,
-    Sink,
-)
+from collectors.core.source import GZIP_MAGIC, SNIFF_BYTES, Sink
 
 
 def head_of(path: Path) -> str:

@@ -12,10 +12,7 @@ import polars as pl
 
 from collectors.core.lineblocks import BLOCK_BYTES, LineBlock, line_blocks
 from collectors.core.source import Sink, SourceFile, concat_samples
-from collectors.core.timeparse import (
-    TS_MAX_NS,
-    TS_MIN_NS,
-)
+from collectors.core.timeparse import TS_MAX_NS, TS_MIN_NS
 from collectors.formats.gnmi.paths import _TWO64, _UNSET, IFMIB, STATUS_METRICS, Rows
 from collectors.formats.gnmi.reader import _Reader
 from collectors.formats.gnmi.scan import _Scanner

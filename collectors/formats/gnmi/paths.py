@@ -10,13 +10,7 @@ from typing import Any
 
 import polars as pl
 
-from collectors.core.timeparse import (
-    TS_MAX_NS,
-    TS_MIN_NS,
-    TimeError,
-    parse_any,
-    time_problem,
-)
+from collectors.core.timeparse import TS_MAX_NS, TS_MIN_NS, TimeError, parse_any, time_problem
 
 FAMILY = "gnmi"
 

@@ -7,12 +7,7 @@ from typing import Any
 
 import orjson
 
-from collectors.core.timeparse import (
-    TS_MAX_NS,
-    TS_MIN_NS,
-    TimeError,
-    parse_iso,
-)
+from collectors.core.timeparse import TS_MAX_NS, TS_MIN_NS, TimeError, parse_iso
 from collectors.formats.gnmi import scan
 from collectors.formats.gnmi.paths import (
     _CACHE_MAX,

@@ -15,6 +15,7 @@ from collectors.formats.gnmi.scan import _slow_frame
 # the per-record fast path: records whose values are all plain numbers gather per record (values,
 # context id, template offset, ts, line) and become a polars frame per batch of samples
 
+
 class _Tables:
     """A reader's per-file tables of names (contexts, templates) and its pending samples."""
 

@@ -7,10 +7,7 @@ import re
 from decimal import Decimal
 
 from collectors.core.source import Sink
-from collectors.core.timeparse import (
-    NS,
-    time_problem,
-)
+from collectors.core.timeparse import NS, time_problem
 
 NO_TIMESTAMP = ("sample has no timestamp: precede each scrape with a `date -Ins` line "
                 "or export with timestamps")

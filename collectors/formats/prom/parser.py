@@ -28,11 +28,7 @@ import numpy as np
 import polars as pl
 
 from collectors.core.lineblocks import LineBlock, line_blocks
-from collectors.core.schema import (
-    is_counter,
-    screen,
-    value_problem,
-)
+from collectors.core.schema import is_counter, screen, value_problem
 from collectors.core.source import Sink, SourceFile
 from collectors.core.timeparse import (
     NS,

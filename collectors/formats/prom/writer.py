@@ -6,14 +6,8 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import IO
 
-from collectors.core.schema import (
-    canonical_counters,
-    counter_map,
-)
-from collectors.core.timeparse import (
-    NS,
-    ns_to_iso,
-)
+from collectors.core.schema import canonical_counters, counter_map
+from collectors.core.timeparse import NS, ns_to_iso
 from collectors.formats.prom.lines import _PRIO, IBDEV_FAMILY, NETDEV_FAMILIES
 
 
