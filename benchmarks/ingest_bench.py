@@ -122,8 +122,8 @@ def measure_small(root: Path, db: Path, files: int, samples: int) -> None:
         if p.exists():
             os.remove(p)
     wall, rss, out = run_child(f"""
-from collectors.ingest import ingest_bundle
-from collectors.store import Store
+from collectors.store.ingest import ingest_bundle
+from collectors.store.writer import Store
 with Store.open({str(db)!r}) as s:
     r = ingest_bundle(s, {str(root)!r})
     print(r.totals["samples"], r.totals["files"])
@@ -152,10 +152,10 @@ def measure_parse(path: Path, rel: str) -> tuple[float, float, int]:
     code = f"""
 import resource, time
 from pathlib import Path
-import pyarrow  # imported by every ingest anyway (collectors.normalized)
-from collectors.ingest import head_of
+import pyarrow  # imported by every ingest anyway (collectors.formats.normalized)
+from collectors.store.ingest import head_of
 from collectors.registry import recognize
-from collectors.source import Sink, SourceFile
+from collectors.core.source import Sink, SourceFile
 path = Path({str(path)!r})
 parser = recognize(head_of(path), {rel!r})
 sink = Sink(flush=lambda table, rows: None)
@@ -179,8 +179,8 @@ def measure_bundle(bundle: Path, db: Path) -> None:
             os.remove(p)
     wall, rss, out = run_child(f"""
 import time
-from collectors.ingest import ingest_bundle
-from collectors.store import Store
+from collectors.store.ingest import ingest_bundle
+from collectors.store.writer import Store
 with Store.open({str(db)!r}) as s:
     t = time.perf_counter()
     r = ingest_bundle(s, {str(bundle)!r})
@@ -195,8 +195,8 @@ with Store.open({str(db)!r}) as s:
 
 def measure(path: Path, db: Path, reference_sql: str) -> dict:
     ours = f"""
-from collectors.ingest import ingest_bundle
-from collectors.store import Store
+from collectors.store.ingest import ingest_bundle
+from collectors.store.writer import Store
 with Store.open({str(db)!r}) as s:
     r = ingest_bundle(s, {str(path)!r})
     print(r.totals["samples"], sum(f.rejected for f in r.files))

@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from collectors.store import open_readonly
+from collectors.store.writer import open_readonly
 from fabtwin.report import data
 from fabtwin.report.build import build, write
 

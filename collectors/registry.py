@@ -3,45 +3,40 @@
 A file goes to the first parser whose `sniff` recognizes its first bytes, so the most specific
 formats come first and the most permissive (syslog) last. Bundles are ingested by parser
 priority: topology, address and RDMA-device maps before the counters that need them.
+
+Each family is one folder of `collectors/formats/` exposing `PARSERS`; adding a format is that
+folder and one line below. The imports are at module level on purpose: a family that fails to
+import fails every ingest loudly instead of being skipped.
 """
 
 from __future__ import annotations
 
-import importlib
+from collectors.core.source import Parser
+from collectors.formats import clab, gnmi, ibdev, lldp, nic, normalized, prom, slurm, syslog
 
-from collectors.source import Parser
-
-# module names, each exposing PARSERS: list[Parser]
-MODULES = (
-    "collectors.normalized",
-    "collectors.lldp",
-    "collectors.clab",
-    "collectors.ibdev",
-    "collectors.slurm",
-    "collectors.gnmi",
-    "collectors.prom",
-    "collectors.nic",
-    "collectors.syslog",
+# (family folder, its parsers), in sniffing order
+FAMILIES: tuple[tuple[str, list[Parser]], ...] = (
+    ("normalized", normalized.PARSERS),
+    ("lldp", lldp.PARSERS),
+    ("clab", clab.PARSERS),
+    ("ibdev", ibdev.PARSERS),
+    ("slurm", slurm.PARSERS),
+    ("gnmi", gnmi.PARSERS),
+    ("prom", prom.PARSERS),
+    ("nic", nic.PARSERS),
+    ("syslog", syslog.PARSERS),
 )
+_PARSERS: list[Parser] = [p for _, family in FAMILIES for p in family]
 
 
 def parsers() -> list[Parser]:
     """All parsers, in sniffing order."""
-    out: list[Parser] = []
-    for name in MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:  # a family not built yet
-            if exc.name != name:
-                raise
-            continue
-        out.extend(module.PARSERS)
-    return out
+    return list(_PARSERS)
 
 
 def recognize(head: str, rel: str) -> Parser | None:
     """The parser for a file whose decompressed text starts with `head`, or None."""
-    for parser in parsers():
+    for parser in _PARSERS:
         if parser.sniff(head, rel):
             return parser
     return None

@@ -1,4 +1,4 @@
-"""Detectors: each reads the store (views of collectors/sql/views.sql) and returns incidents.
+"""Detectors: each reads the store (views of collectors/store/sql/views.sql) and returns incidents.
 
 A detector is a plain function `find_<kind>(con) -> list[Incident]`. This first set works from
 what the telemetry says: link state intervals, error, ECN and pause rates, and the invariant

@@ -21,10 +21,10 @@ from pathlib import Path
 import duckdb
 import orjson
 
-from collectors.ingest import ingest_bundle
-from collectors.lake import open_for_ingest, open_for_replay
 from collectors.settings import analysis_memory
-from collectors.store import duckdb_setting
+from collectors.store.ingest import ingest_bundle
+from collectors.store.lake import open_for_ingest, open_for_replay
+from collectors.store.writer import duckdb_setting
 from replay.detectors import DETECTORS, Incident, _iso
 from replay.expected import ReplaySummary, replay
 from replay.impact import add_impact
@@ -198,7 +198,7 @@ def investigate(bundle: str | Path, db: str | Path, t_from: When = None, t_to: W
                 ingest_progress: Callable[[str, int, int], None] | None = None,
                 step: Callable[[str], None] | None = None) -> dict:
     """Ingest `bundle` into `db` (files already there are reused), replay and diagnose it.
-    `db` is a DuckDB file or a Parquet lake directory (collectors.lake) that holds no other
+    `db` is a DuckDB file or a Parquet lake directory (collectors.store.lake) that holds no other
     bundle (OtherBundles, before anything is written); NoTelemetry when the bundle (or the
     window) has none. `ingest_progress` and `step(name)` report progress."""
     with open_for_ingest(db) as store:

@@ -22,13 +22,13 @@ import json
 import shutil
 from pathlib import Path
 
-from collectors.gnmi import cumulus_notification, write_event, write_json
-from collectors.ibdev import write_ibdev2netdev
-from collectors.lldp import LldpNeighbor, write_lldp_json0
-from collectors.nic import write_ethtool_snapshots, write_rdma_statistic
-from collectors.prom import write_exposition
-from collectors.slurm import Job, write_sacct_pipe
-from collectors.syslog import LogEvent, write_syslog
+from collectors.formats.gnmi import cumulus_notification, write_event, write_json
+from collectors.formats.ibdev import write_ibdev2netdev
+from collectors.formats.lldp import LldpNeighbor, write_lldp_json0
+from collectors.formats.nic import write_ethtool_snapshots, write_rdma_statistic
+from collectors.formats.prom import write_exposition
+from collectors.formats.slurm import Job, write_sacct_pipe
+from collectors.formats.syslog import LogEvent, write_syslog
 from twin.synth.files import write_gz, write_text
 
 NS = 1_000_000_000

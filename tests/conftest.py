@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from collectors.ingest import head_of
+from collectors.core.source import Manifest, Parser, Sink, SourceFile
 from collectors.registry import recognize
-from collectors.source import Manifest, Parser, Sink, SourceFile
+from collectors.store.ingest import head_of
 
 REPO = Path(__file__).resolve().parents[1]
 REAL_SAMPLES = REPO.parent / "shared" / "real-samples"

@@ -24,12 +24,12 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import collectors.source as source
-from collectors.clab import ClabParser
-from collectors.ingest import BundleError, ingest_bundle
-from collectors.parse_pool import ParsePool
-from collectors.source import Sink, SourceFile, run_parser
-from collectors.store import Store
+import collectors.core.source as source
+from collectors.core.source import Sink, SourceFile, run_parser
+from collectors.formats.clab import ClabParser
+from collectors.store.ingest import BundleError, ingest_bundle
+from collectors.store.pool import ParsePool
+from collectors.store.writer import Store
 from fabtwin.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
@@ -255,7 +255,7 @@ def test_a_grown_copy_elsewhere_supersedes_the_version_it_starts_with(tmp_path):
 
 
 def test_a_grown_file_supersedes_its_earlier_version_in_a_lake_too(tmp_path):
-    from collectors.lake import open_lake
+    from collectors.store.lakeread import open_lake
 
     b = tmp_path / "b"
     (b / "syslog").mkdir(parents=True)
@@ -434,7 +434,7 @@ def test_a_full_disk_is_one_line_and_exit_2(tmp_path, monkeypatch, error):
 
 
 def test_ctrl_c_is_one_line_exit_130_and_keeps_the_files_that_finished(tmp_path, monkeypatch):
-    import collectors.store as store_mod
+    import collectors.store.writer as store_mod
 
     b = _bundle(tmp_path, 4)
     monkeypatch.setattr(store_mod, "GROUP_FILES", 1)  # each file commits alone
@@ -491,8 +491,8 @@ def _ingest_with_a_death(b: Path, db: Path, monkeypatch) -> duckdb.DuckDBPyConne
 
 
 def test_the_child_parsing_a_big_file_killed_is_one_line(tmp_path, monkeypatch):
-    import collectors.ingest as ingest_mod
-    import collectors.parse_child as child_mod
+    import collectors.store.child as child_mod
+    import collectors.store.ingest as ingest_mod
 
     b = _bundle(tmp_path, 2)
     (b / "gnmi").mkdir()

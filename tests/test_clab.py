@@ -6,7 +6,7 @@ from conftest import run_parser
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from collectors.clab import PARSERS, ClabParser, link_endpoints
+from collectors.formats.clab import PARSERS, ClabParser, link_endpoints
 
 LAB = """# a two-plane RoCE slice
 name: roce-slice
@@ -180,7 +180,7 @@ def test_real_cvx03(real_samples):
 
 
 def test_other_files_are_not_claimed(real_samples):
-    from collectors.ingest import head_of
+    from collectors.store.ingest import head_of
 
     for path in sorted(real_samples.rglob("*")):
         if path.is_file() and not path.name.endswith(".clab.yml") and path.suffix != ".md":

@@ -3,8 +3,8 @@ as unsupported with a reason. Per-family expected values live in each family's t
 
 from __future__ import annotations
 
-from collectors.ingest import ingest_bundle
-from collectors.store import Store
+from collectors.store.ingest import ingest_bundle
+from collectors.store.writer import Store
 
 # text outputs of Slurm that carry no job times (or no jobs at all), and the corpus's own notes
 UNSUPPORTED = {

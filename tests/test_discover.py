@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from conftest import REPO
 
-from collectors.ingest import ingest_bundle
-from collectors.store import Store
+from collectors.store.ingest import ingest_bundle
+from collectors.store.writer import Store
 from twin.discover import from_cabling
 from twin.maxmin import max_min_rates
 from twin.routing import FabricState, route

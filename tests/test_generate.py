@@ -9,8 +9,8 @@ import json
 import pytest
 from conftest import REPO
 
-from collectors.ingest import ingest_bundle
-from collectors.store import Store
+from collectors.store.ingest import ingest_bundle
+from collectors.store.writer import Store
 from twin.synth import generate
 
 GEN = REPO / "scenarios" / "gen"
@@ -178,7 +178,7 @@ def test_every_counter_written_parses_back_to_the_one_it_meant(bundles):
 
 
 def test_vendor_names_invert_the_counter_map_or_say_which_map_lacks_one():
-    from collectors.schema import vendor_name, vendor_names
+    from collectors.core.schema import vendor_name, vendor_names
 
     assert vendor_name("prom", "rx_bytes", "nvidia-cumulus/otel") == "nvswitch_interface_if_in_octets"
     assert vendor_name("gnmi", "rx_pause", "gnmic/openconfig") == "in-mac-pause-frames"

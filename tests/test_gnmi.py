@@ -13,9 +13,12 @@ from conftest import run_parser
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from collectors import gnmi
-from collectors.schema import canonical_counters, counter_map
-from collectors.source import Sink, SourceFile
+from collectors.core.schema import canonical_counters, counter_map
+from collectors.core.source import Sink, SourceFile
+from collectors.formats import gnmi
+from collectors.formats.gnmi import lines as gnmi_lines
+from collectors.formats.gnmi import reader as gnmi_reader
+from collectors.formats.gnmi import scan as gnmi_scan
 
 TS = 1677644403153198642
 
@@ -661,7 +664,7 @@ def test_failing_record_leaves_no_samples(write, monkeypatch):
     def boom(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(gnmi._Reader, "value", boom)
+    monkeypatch.setattr(gnmi_reader._Reader, "value", boom)
     ev = {**EVENT, "values": {"/a/in-octets": 5, "/a/description": "text"}}
     _, sink = parse_text(write, lines(ev, EVENT))
     assert (sink.loaded, sink.rejected) == (1, 1)
@@ -670,7 +673,7 @@ def test_failing_record_leaves_no_samples(write, monkeypatch):
 
 
 def test_oversized_object_is_rejected_and_stream_continues(write, monkeypatch):
-    monkeypatch.setattr(gnmi, "MAX_DOC_CHARS", 450)
+    monkeypatch.setattr(gnmi_scan, "MAX_DOC_CHARS", 450)
     big = note("interfaces/interface[name=swp1]", "state/description", "x", "y" * 600)
     small = note("interfaces/interface[name=swp1]", "state/counters/in-octets", "x", "3")
     _, sink = parse_text(write, json.dumps(big, indent=2) + "\n" + json.dumps(small, indent=2))
@@ -792,8 +795,8 @@ def _without_fast_path(path: Path, rel: str, flushing: bool) -> tuple:
     """Every record read value by value: no vectorized pass, no per-record fast path."""
     no = staticmethod(lambda *a: False)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(gnmi._Reader, "fast_event", no)
-        mp.setattr(gnmi._Reader, "fast_notification", no)
+        mp.setattr(gnmi_reader._Reader, "fast_event", no)
+        mp.setattr(gnmi_reader._Reader, "fast_notification", no)
         return _everything(path, rel, flushing, vectorized=False)
 
 
@@ -809,11 +812,11 @@ def test_fast_paths_give_exactly_what_the_value_by_value_path_gives(docs, batch,
     with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as mp:
         path = Path(tmp) / "f.json"
         path.write_text(text)
-        mp.setattr(gnmi, "_BATCH", batch)
-        mp.setattr(gnmi, "BLOCK_BYTES", block)
+        mp.setattr(gnmi_lines, "_BATCH", batch)
+        mp.setattr(gnmi_lines, "BLOCK_BYTES", block)
         if not probe:
-            mp.setattr(gnmi, "_vector_file", lambda fh: True)
-            mp.setattr(gnmi._Lines, "worth", staticmethod(lambda b: True))
+            mp.setattr(gnmi_lines, "_vector_file", lambda fh: True)
+            mp.setattr(gnmi_lines._Lines, "worth", staticmethod(lambda b: True))
         exact = _without_fast_path(path, rel, flushing)
         assert _everything(path, rel, flushing, vectorized=False) == exact
         assert _everything(path, rel, flushing) == exact
@@ -881,7 +884,7 @@ def _cumulus_lines(steps: int, odd_every: int) -> str:
 def test_fast_path_batches_keep_record_order_and_lines(tmp_path, monkeypatch, flushing):
     path = tmp_path / "leaf-01.json"
     path.write_text(_cumulus_lines(50, 7))
-    monkeypatch.setattr(gnmi, "_BATCH", 64)
+    monkeypatch.setattr(gnmi_lines, "_BATCH", 64)
     fast = _everything(path, "gnmi/leaf-01.json", flushing)
     rows, loaded, rejected, current = fast
     assert (loaded, rejected, current) == (200, 0, 200)
@@ -924,7 +927,7 @@ HUGE_TS = f"time {str(2**64 - 1)!r} is outside 2000-01-01..2100-01-01 UTC"
 
 
 def test_timestamps_beyond_int64_are_rejects_next_to_fast_records(write, monkeypatch):
-    monkeypatch.setattr(gnmi, "_BATCH", 4)
+    monkeypatch.setattr(gnmi_lines, "_BATCH", 4)
     fast = {**EVENT, "values": {"/a/in-octets": "1", "/a/out-octets": "2"}}
     huge = {**EVENT, "timestamp": 2**64 - 1, "values": {"/a/in-pkts": "3"}}
     _, sink = parse_text(write, lines(fast, huge, fast, huge))
@@ -950,9 +953,9 @@ def _gnmic_note(prefix: str, path: str, value, ts: int = TS) -> dict:
 
 def _forced(monkeypatch, block: int) -> None:
     """Make the vectorized pass read every block, in blocks of about `block` bytes."""
-    monkeypatch.setattr(gnmi, "BLOCK_BYTES", block)
-    monkeypatch.setattr(gnmi, "_vector_file", lambda fh: True)
-    monkeypatch.setattr(gnmi._Lines, "worth", staticmethod(lambda b: True))
+    monkeypatch.setattr(gnmi_lines, "BLOCK_BYTES", block)
+    monkeypatch.setattr(gnmi_lines, "_vector_file", lambda fh: True)
+    monkeypatch.setattr(gnmi_lines._Lines, "worth", staticmethod(lambda b: True))
 
 
 @pytest.mark.parametrize("block", [64, 700, 1 << 22])
@@ -1034,14 +1037,14 @@ def test_vectorized_pass_takes_the_real_shapes(tmp_path):
     path = tmp_path / "leaf-01.json"
     path.write_text("".join(json.dumps(d, separators=(",", ":")) + "\n" for d in docs))
     with open(path) as fh:
-        assert gnmi._vector_file(fh)
-    block = next(gnmi.line_blocks(open(path)))  # noqa: SIM115 - a text stream, read once
-    reader = gnmi._Reader(SourceFile(path, "gnmi/leaf-01.json"), Sink())
-    assert gnmi._Lines.of(reader, block).taken.all()
+        assert gnmi_lines._vector_file(fh)
+    block = next(gnmi_lines.line_blocks(open(path)))  # noqa: SIM115 - a text stream, read once
+    reader = gnmi_reader._Reader(SourceFile(path, "gnmi/leaf-01.json"), Sink())
+    assert gnmi_lines._Lines.of(reader, block).taken.all()
     several = tmp_path / "several.json"
     several.write_text(lines(*[{**EVENT, "values": _PLAIN}] * 80))
     with open(several) as fh:
-        assert not gnmi._vector_file(fh)
+        assert not gnmi_lines._vector_file(fh)
 
 
 @pytest.mark.parametrize("budget", [1, 512])
@@ -1061,7 +1064,7 @@ def test_vectorized_notifications_of_several_updates(tmp_path, monkeypatch, budg
     path = tmp_path / "leaf-01.json"
     path.write_text("".join(json.dumps(d, separators=(",", ":")) + "\n" for d in docs))
     _forced(monkeypatch, 1 << 22)
-    monkeypatch.setattr(gnmi, "_PLANS_MIN", budget)
+    monkeypatch.setattr(gnmi_lines, "_PLANS_MIN", budget)
     rows, loaded, rejected, _ = got = _everything(path, "gnmi/leaf-01.json", False)
     assert (loaded, rejected) == (4, 0)
     assert [(r[2], r[3], r[5], r[6]) for r in rows["samples"]] == [

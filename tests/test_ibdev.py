@@ -11,8 +11,8 @@ from conftest import run_parser
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from collectors.ibdev import NO_HOST, NOT_A_LINE, PARSERS, match_line, write_ibdev2netdev
-from collectors.source import GZIP_MAGIC, Sink, SourceFile
+from collectors.core.source import GZIP_MAGIC, Sink, SourceFile
+from collectors.formats.ibdev import NO_HOST, NOT_A_LINE, PARSERS, match_line, write_ibdev2netdev
 
 PARSER = PARSERS[0]
 HOST = "gpu-node-0001"

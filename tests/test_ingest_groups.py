@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-import collectors.store as store_mod
-from collectors.ingest import ingest_bundle
+import collectors.store.writer as store_mod
+from collectors.core.source import SourceFile
 from collectors.registry import recognize
-from collectors.source import SourceFile
-from collectors.store import Store
+from collectors.store.ingest import ingest_bundle
+from collectors.store.writer import Store
 
 T0 = 1_767_225_600  # 2026-01-01T00:00:00Z
 HOSTS = ("gpu-node-0001", "gpu-node-0002", "gpu-node-0003")
@@ -116,8 +116,8 @@ def test_a_failing_file_rolls_back_alone_and_the_group_loads_again(tmp_path):
 KILL = """
 import os, sys
 from collectors.registry import recognize
-from collectors.source import SourceFile
-from collectors.store import Store
+from collectors.core.source import SourceFile
+from collectors.store.writer import Store
 from pathlib import Path
 s = Store.open(sys.argv[1])
 for rel in sys.argv[2:]:
@@ -144,9 +144,9 @@ def test_a_killed_process_leaves_no_part_of_the_open_group(tmp_path):
 
 KILL_AT_CHUNK = """
 import os, sys
-import collectors.store as store_mod
-from collectors.ingest import ingest_bundle
-from collectors.store import Store
+import collectors.store.writer as store_mod
+from collectors.store.ingest import ingest_bundle
+from collectors.store.writer import Store
 store_mod.COMMIT_ROWS = 7
 commit_chunk = store_mod.Store._commit_chunk
 def commit_and_die(self):

@@ -7,10 +7,10 @@ import hashlib
 import shutil
 from pathlib import Path
 
-import collectors.ingest as ingest_mod
-import collectors.store as store_mod
-from collectors.ingest import ingest_bundle
-from collectors.store import Store
+import collectors.store.ingest as ingest_mod
+import collectors.store.writer as store_mod
+from collectors.store.ingest import ingest_bundle
+from collectors.store.writer import Store
 
 BUNDLE = Path(__file__).resolve().parent.parent / "sample_traces" / "two_faults"
 

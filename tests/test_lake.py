@@ -13,9 +13,16 @@ import pyarrow.dataset as ds
 import pytest
 from click.testing import CliRunner
 
-from collectors.ingest import ingest_bundle
-from collectors.lake import PARTITIONED, TABLES, LakeError, export, open_for_ingest, read_manifest
-from collectors.store import Store, open_readonly
+from collectors.store.ingest import ingest_bundle
+from collectors.store.lake import (
+    PARTITIONED,
+    TABLES,
+    LakeError,
+    export,
+    open_for_ingest,
+    read_manifest,
+)
+from collectors.store.writer import Store, open_readonly
 from fabtwin.cli import main
 
 REPO = Path(__file__).resolve().parents[1]

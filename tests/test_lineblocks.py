@@ -8,8 +8,8 @@ import io
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collectors.lineblocks import line_blocks
-from collectors.source import SourceFile
+from collectors.core.lineblocks import line_blocks
+from collectors.core.source import SourceFile
 
 PIECES = [b"a", b"{}", b"\n", b"\r", b"\r\n", b"\xff", "é".encode(), b"\xe2\x82", b" ", b"\t"]
 

@@ -10,7 +10,8 @@ from conftest import run_parser
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from collectors.lldp import (
+from collectors.core.source import SourceFile
+from collectors.formats.lldp import (
     NO_HOST,
     PARSERS,
     LldpJsonParser,
@@ -21,7 +22,6 @@ from collectors.lldp import (
     write_lldp_json,
     write_lldp_json0,
 )
-from collectors.source import SourceFile
 
 # `lldpctl -f json` with a single neighbor: interface is an object keyed by the ifname and the
 # chassis is keyed by the neighbor's name (lldpd jsonc_cleanup of the json0 tree).
@@ -451,7 +451,7 @@ def test_every_real_lldp_json_is_recognized(real_samples):
 
 
 def test_other_families_are_not_claimed(real_samples):
-    from collectors.ingest import head_of
+    from collectors.store.ingest import head_of
 
     for path in sorted(real_samples.rglob("*")):
         if path.is_file() and path.parent.name not in ("lldp",) and path.suffix != ".md":

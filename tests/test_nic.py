@@ -15,8 +15,11 @@ from conftest import REPO, run_parser
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from collectors.ibdev import PARSERS as IBDEV_PARSERS
-from collectors.nic import (
+from collectors.core.schema import canonical_counters, counter_map
+from collectors.core.source import GZIP_MAGIC, Manifest, Sink, SourceFile
+from collectors.core.timeparse import NS
+from collectors.formats.ibdev import PARSERS as IBDEV_PARSERS
+from collectors.formats.nic import (
     CM_COUNTERS,
     NO_HOST,
     NO_TS,
@@ -29,9 +32,6 @@ from collectors.nic import (
     write_ethtool_snapshots,
     write_rdma_statistic,
 )
-from collectors.schema import canonical_counters, counter_map
-from collectors.source import GZIP_MAGIC, Manifest, Sink, SourceFile
-from collectors.timeparse import NS
 
 PARSER = PARSERS[0]
 HOST = "gpu-node-0001"
@@ -452,7 +452,7 @@ def test_truncated_valid_file_never_raises_and_keeps_the_accounting(cut):
 
 
 # -- counter map -----------------------------------------------------------------------------
-MAP_FILE = REPO / "collectors" / "data" / "counter_map_nic.csv"
+MAP_FILE = REPO / "collectors" / "core" / "data" / "counter_map_nic.csv"
 
 
 def nic_map() -> dict[str, dict]:

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from collectors import nic
-from collectors.nic import PARSERS, date_ins, write_ethtool_snapshots, write_rdma_statistic
-from collectors.nic_fast import parse_common_shapes
-from collectors.source import Manifest, Sink, SourceFile
-from collectors.timeparse import NS
+from collectors.core.source import Manifest, Sink, SourceFile
+from collectors.core.timeparse import NS
+from collectors.formats import nic
+from collectors.formats.nic import PARSERS, date_ins, write_ethtool_snapshots, write_rdma_statistic
+from collectors.formats.nic.fast import parse_common_shapes
 
 T0 = 1_796_007_600 * NS + 123_456_789
 HOST = "gpu-node-0007"

@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 from test_parse_pool import TABLES, table_digest
 
-import collectors.ingest as ingest_module
-import collectors.parse_child as pc
-from collectors.ingest import ingest_bundle
-from collectors.parse_child import parse_in_child, wants_child
-from collectors.parse_pool import POOL_MIN_FILES
+import collectors.store.child as pc
+import collectors.store.ingest as ingest_module
+from collectors.core.source import SourceFile
 from collectors.registry import parsers
-from collectors.source import SourceFile
-from collectors.store import Store
+from collectors.store.child import parse_in_child, wants_child
+from collectors.store.ingest import ingest_bundle
+from collectors.store.pool import POOL_MIN_FILES
+from collectors.store.writer import Store
 
 GNMIC_EVENT = next(p for p in parsers() if p.name == "gnmic_event")
 TWO_FAULTS = Path(__file__).resolve().parent.parent / "sample_traces" / "two_faults"

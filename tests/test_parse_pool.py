@@ -15,8 +15,8 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from collectors.ingest import ingest_bundle
-from collectors.parse_pool import (
+from collectors.store.ingest import ingest_bundle
+from collectors.store.pool import (
     IPC_MIN_ROWS,
     POOL_MAX_BYTES,
     POOL_MIN_FILES,
@@ -25,7 +25,7 @@ from collectors.parse_pool import (
     pack,
     unpack,
 )
-from collectors.store import Store
+from collectors.store.writer import Store
 
 BUNDLE = Path(__file__).resolve().parent.parent / "sample_traces" / "two_faults"
 
@@ -141,8 +141,8 @@ def test_big_frames_travel_as_ipc_and_come_back_equal():
 def test_files_converted_together_keep_their_own_runs(ids):
     # two files of the same series, in one worker job: each file's samples come out as
     # `frame_of` gives them for that file alone (a run never crosses into the other file)
-    from collectors.parse_pool import convert_samples
-    from collectors.store import frame_of
+    from collectors.store.pool import convert_samples
+    from collectors.store.writer import frame_of
 
     def batch(times, values, line0):
         cols = {"ts": [t * 10**9 for t in times], "device": ["leaf-1"] * len(times),
@@ -170,9 +170,9 @@ def test_files_converted_together_keep_their_own_runs(ids):
 
 KILL_WITH_WORKERS = """
 import multiprocessing, os, sys
-import collectors.parse_pool as pp
-from collectors.ingest import ingest_bundle
-from collectors.store import Store
+import collectors.store.pool as pp
+from collectors.store.ingest import ingest_bundle
+from collectors.store.writer import Store
 
 run = pp.ParsePool.run
 def run_and_die(self, tasks, ahead=None):

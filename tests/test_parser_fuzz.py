@@ -16,10 +16,10 @@ from conftest import REAL_SAMPLES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from collectors import gnmi, ibdev, lldp, nic, normalized, prom, slurm, syslog
-from collectors.schema import _DCGM_FLOATS, is_counter, is_dcgm
-from collectors.source import Manifest, Sink, SourceFile
-from collectors.timeparse import TS_MAX_NS, TS_MIN_NS
+from collectors.core.schema import _DCGM_FLOATS, is_counter, is_dcgm
+from collectors.core.source import Manifest, Sink, SourceFile
+from collectors.core.timeparse import TS_MAX_NS, TS_MIN_NS
+from collectors.formats import gnmi, ibdev, lldp, nic, normalized, prom, slurm, syslog
 
 ISO = "2026-11-30T07:12:13,123456789+00:00"
 MS = "1796022733123"

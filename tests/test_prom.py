@@ -13,13 +13,14 @@ from conftest import run_parser
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from collectors import prom
-from collectors.lineblocks import line_blocks
-from collectors.prom import NO_DEVICE, NO_TIMESTAMP, PromTextParser
+from collectors.core.lineblocks import line_blocks
+from collectors.core.schema import canonical_counters, counter_map
+from collectors.core.source import Manifest, Sink
+from collectors.core.timeparse import TimeError, parse_epoch, parse_iso
+from collectors.formats.prom import parser as prom
+from collectors.formats.prom import writer as prom_writer
+from collectors.formats.prom.parser import NO_DEVICE, NO_TIMESTAMP, PromTextParser
 from collectors.registry import recognize
-from collectors.schema import canonical_counters, counter_map
-from collectors.source import Manifest, Sink
-from collectors.timeparse import TimeError, parse_epoch, parse_iso
 
 MS = 1_000_000
 T_LINE = "2026-11-30T07:12:13,123456789+00:00"
@@ -325,7 +326,7 @@ def test_prometheus_text_is_recognized(text):
 
 
 def test_sniff_never_claims_other_real_samples(real_samples):
-    from collectors.ingest import head_of
+    from collectors.store.ingest import head_of
     for path in sorted(real_samples.rglob("*")):
         rel = path.relative_to(real_samples).as_posix()
         if path.is_file() and not rel.startswith("prom/") and rel != "SOURCES.md":
@@ -481,7 +482,7 @@ def key(r: dict) -> tuple:
 
 def test_write_exposition_round_trip(write):
     buf = io.StringIO()
-    assert prom.write_exposition(SAMPLES, buf) == len(SAMPLES)
+    assert prom_writer.write_exposition(SAMPLES, buf) == len(SAMPLES)
     text = buf.getvalue()
     assert text.count("# TYPE nvswitch_interface_if_in_octets counter\n") == 1
     assert 'node_network_up{instance="gpu-node-1",device="eth2"} 1 ' in text
@@ -493,7 +494,7 @@ def test_write_exposition_round_trip(write):
 
 def test_write_scrapes_round_trip(write):
     buf = io.StringIO()
-    prom.write_scrapes(SAMPLES, buf)
+    prom_writer.write_scrapes(SAMPLES, buf)
     text = buf.getvalue()
     assert text.startswith(T_LINE + "\n")
     sink, rows = parse(write("prom/scrapes.prom", text))

@@ -1,4 +1,4 @@
-"""The vectorized Prometheus path (lines cut by `prom_split`, keys found by `prom_keys`) loads
+"""The vectorized Prometheus path (lines cut by `prom.split`, keys found by `prom.keys`) loads
 exactly what the exact line parser loads: the same rows with their line numbers, the same
 rejects with their reasons and raw text, the same accounting, whatever the block size."""
 
@@ -13,12 +13,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from collectors import prom, prom_keys
-from collectors.lineblocks import LineBlock
-from collectors.prom import PromTextParser
-from collectors.prom_keys import UNKNOWN, KeyIndex
-from collectors.prom_split import BlockText, split_block
-from collectors.source import Manifest, Sink, SourceFile
+from collectors.core.lineblocks import LineBlock
+from collectors.core.source import Manifest, Sink, SourceFile
+from collectors.formats.prom import keys as prom_keys
+from collectors.formats.prom import parser as prom
+from collectors.formats.prom.keys import UNKNOWN, KeyIndex
+from collectors.formats.prom.parser import PromTextParser
+from collectors.formats.prom.split import BlockText, split_block
 
 T_LINE = "2026-11-30T07:12:13,123456789+00:00"
 SINK = {"addresses": {"10.0.0.9": "leaf-09"}, "ifmaps": {("leaf-1", "mlx5_2", 1): "eth2"}}

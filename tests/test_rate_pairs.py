@@ -1,5 +1,5 @@
 """`counter_rates` and `port_rates` pair samples from the predecessors stored at ingest
-(`store.with_predecessors`, views.sql `sample_deltas`): they must equal the plain definition, a
+(`collectors.store.frames.with_predecessors`, views.sql `sample_deltas`): they must equal the plain definition, a
 window over every sample of a series, whatever the files' order, overlap and batching."""
 
 from __future__ import annotations
@@ -14,10 +14,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import collectors.store as store_mod
-from collectors.ingest import ingest_bundle
-from collectors.source import Sink
-from collectors.store import Store, with_predecessors
+import collectors.store.frames as frames_mod
+import collectors.store.writer as store_mod
+from collectors.core.source import Sink
+from collectors.store.frames import with_predecessors
+from collectors.store.ingest import ingest_bundle
+from collectors.store.writer import Store
 
 T0 = 1_767_225_600  # 2026-01-01T00:00:00Z
 
@@ -164,7 +166,7 @@ def test_any_files_batches_and_order_give_the_window_rates(tmp_path_factory, mon
     batch = data.draw(st.sampled_from([2, 5, 200_000]))  # several load batches per file
     ids = data.draw(st.sampled_from([None, "exact", "split"]))  # series ids from the parser
     if ids:  # "split": a series under two ids, as two keys naming one series would give
-        monkeypatch.setattr(store_mod, "with_predecessors",
+        monkeypatch.setattr(frames_mod, "with_predecessors",
                             functools.partial(_with_ids, split=ids == "split", seed=rnd.random()))
 
     class BatchedSink(Sink):

@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 from conftest import REPO
 
-from collectors.ingest import ingest_bundle
-from collectors.store import Store
+from collectors.store.ingest import ingest_bundle
+from collectors.store.writer import Store
 from fabtwin.cli import main
 from replay.detectors import find_load_imbalance
 from replay.expected import _expected, replay
@@ -271,8 +271,8 @@ def test_diagnosis_does_not_depend_on_host_names(tmp_path, name):
 
 def test_replay_and_investigate_on_a_parquet_lake(tmp_path):
     # a lake holds the data; replay reads it where it lies and writes its results beside it
-    from collectors.lake import export, read_manifest
-    from collectors.store import open_readonly
+    from collectors.store.lake import export, read_manifest
+    from collectors.store.writer import open_readonly
 
     db = _store_of("two_faults", tmp_path)
     export(db, tmp_path / "lake")

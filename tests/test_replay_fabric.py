@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 import duckdb
 import pytest
 
-from collectors.store import Store
+from collectors.store.writer import Store
 from replay.expected import _up_fraction
 from replay.fabric import fabric_from_store
 from replay.outages import merge_outages

@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 from conftest import REPO
 
-from collectors.ingest import ingest_bundle
-from collectors.store import Store, open_readonly
+from collectors.store.ingest import ingest_bundle
+from collectors.store.writer import Store, open_readonly
 from fabtwin.cli import main
 from fabtwin.report.build import build, write
 from fabtwin.report.data import RATE_COLUMNS, frame, summary, timeline, window_seconds

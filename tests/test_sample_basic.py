@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from conftest import REPO
 
-from collectors.ingest import ingest_bundle
-from collectors.store import Store
+from collectors.store.ingest import ingest_bundle
+from collectors.store.writer import Store
 
 BASIC = REPO / "sample_traces" / "basic"
 

@@ -178,7 +178,7 @@ def test_line_of_follows_arrays_of_tables_dotted_and_quoted_keys():
 def test_every_kind_has_a_detector_a_style_and_a_signal():
     assert set(DETECTOR_OF) == set(FAULT_KINDS) and set(DETECTORS) == set(DETECTOR_OF.values())
     assert set(FAULT_STYLES) == set(FAULT_KINDS) and all(LANE_STYLES[k] for k in FAULT_KINDS)
-    canonical = {r["canonical"] for r in csv.DictReader((REPO / "collectors/data/canonical_counters.csv").open())}
+    canonical = {r["canonical"] for r in csv.DictReader((REPO / "collectors/core/data/canonical_counters.csv").open())}
     for kind in KINDS.values():
         assert kind.params.__struct_config__.tag == kind.name
         assert kind.root_type in ("link", "port", "device")

@@ -12,7 +12,7 @@ from conftest import REPO
 
 from collectors import settings
 from collectors.settings import SETTINGS, SettingError
-from collectors.store import Store
+from collectors.store.writer import Store
 from fabtwin.cli import main
 
 NAMES = [s.name for s in SETTINGS]

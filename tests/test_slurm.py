@@ -12,9 +12,15 @@ from conftest import run_parser
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from collectors.hostlist import MAX_RANGE, HostlistError, compress, expand
-from collectors.slurm import PARSERS, Job, SacctPipeParser, SlurmJsonParser, write_sacct_pipe
-from collectors.source import Manifest
+from collectors.core.source import Manifest
+from collectors.formats.slurm import (
+    PARSERS,
+    Job,
+    SacctPipeParser,
+    SlurmJsonParser,
+    write_sacct_pipe,
+)
+from collectors.formats.slurm.hostlist import MAX_RANGE, HostlistError, compress, expand
 
 NS = 1_000_000_000
 
@@ -387,8 +393,8 @@ def test_real_squeue_json_v37_mixed_array_shapes(real_samples):
 ])
 def test_real_text_tables_are_unsupported(real_samples, name):
     """squeue/sinfo tables carry no start/end: no jobs parser of ours claims them."""
-    from collectors.ingest import head_of
     from collectors.registry import recognize
+    from collectors.store.ingest import head_of
 
     head = head_of(real_samples / "slurm" / name)
     assert not any(p.sniff(head, f"jobs/{name}") for p in PARSERS)
@@ -405,7 +411,7 @@ def test_every_real_slurm_json_is_recognized(real_samples):
 
 
 def test_other_families_are_not_claimed(real_samples):
-    from collectors.ingest import head_of
+    from collectors.store.ingest import head_of
 
     for path in sorted(real_samples.rglob("*")):
         if path.is_file() and path.parent.name != "slurm" and path.suffix != ".md":

@@ -24,11 +24,11 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from collectors.ingest import ingest_bundle
-from collectors.lake import export
-from collectors.query import QueryRefused, _check, check_readonly, run_query
-from collectors.readonly import OutputError, open_readonly
-from collectors.store import Store
+from collectors.store.ingest import ingest_bundle
+from collectors.store.lake import export
+from collectors.store.query import QueryRefused, _check, check_readonly, run_query
+from collectors.store.readonly import OutputError, open_readonly
+from collectors.store.writer import Store
 from fabtwin.cli import main
 from fabtwin.tui import sqlrun
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from collectors.ingest import BundleError, ingest_bundle
-from collectors.schema import canonical_counters, counter_map
-from collectors.store import Store
+from collectors.core.schema import canonical_counters, counter_map
+from collectors.store.ingest import BundleError, ingest_bundle
+from collectors.store.writer import Store
 
 T0 = 1_767_225_600  # 2026-01-01T00:00:00Z
 
@@ -161,7 +161,7 @@ def test_truncated_gzip_keeps_what_decompressed_and_counts_the_damage(store, wri
 
 
 def test_parser_crash_rolls_back_the_whole_file(store, write, tmp_path):
-    from collectors.source import SourceFile
+    from collectors.core.source import SourceFile
 
     class Exploding:
         name, family, priority = "exploding", "test", 50
@@ -217,7 +217,7 @@ def test_port_rates_take_one_source_per_counter(store, write, tmp_path):
 
 
 def test_big_files_commit_in_chunks_and_still_load_whole(monkeypatch, write, tmp_path):
-    import collectors.store as store_mod
+    import collectors.store.writer as store_mod
 
     monkeypatch.setattr(store_mod, "COMMIT_ROWS", 1000)
     write("b/c.csv", csv_samples([(i, "leaf-1", "swp1", "rx_bytes", i) for i in range(5000)]))
@@ -229,7 +229,7 @@ def test_big_files_commit_in_chunks_and_still_load_whole(monkeypatch, write, tmp
 
 
 def test_an_interrupted_ingest_is_removed_on_the_next_open(write, tmp_path):
-    from collectors.store import StoreError, open_readonly
+    from collectors.store.writer import StoreError, open_readonly
 
     db = tmp_path / "s.duckdb"
     with Store.open(db) as s:

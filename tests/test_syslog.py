@@ -10,9 +10,10 @@ from conftest import run_parser
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from collectors.schema import EVENT_KINDS
-from collectors.source import Manifest, Sink, SourceFile
-from collectors.syslog import (
+from collectors.core.schema import EVENT_KINDS
+from collectors.core.source import Manifest, Sink, SourceFile
+from collectors.core.timeparse import parse_iso
+from collectors.formats.syslog import (
     NO_HOST,
     NO_IP_TIMESTAMP,
     NO_WALL_CLOCK,
@@ -22,7 +23,6 @@ from collectors.syslog import (
     LogEvent,
     write_syslog,
 )
-from collectors.timeparse import parse_iso
 
 PARSER = PARSERS[0]
 UTC_2024 = Manifest(year=2024, timezone="UTC")

@@ -10,7 +10,7 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
-from collectors.query import QueryRefused
+from collectors.store.query import QueryRefused
 from fabtwin.tui.data import Series, StoreData
 from fabtwin.tui.plot import render_plot
 from fabtwin.tui.sqlrun import export, start_query

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 import duckdb
 import pytest
 
-from collectors.ingest import ingest_bundle
-from collectors.store import Store
+from collectors.store.ingest import ingest_bundle
+from collectors.store.writer import Store
 from fabtwin.tui.data import StoreData
 
 T0 = datetime(2026, 11, 30, 3, 0, 0)

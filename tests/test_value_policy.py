@@ -13,10 +13,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from collectors.ingest import ingest_bundle
-from collectors.schema import DCGM_BLANK, U64_MAX, screen, suspects, value_problem
-from collectors.store import Store
-from collectors.timeparse import TS_MAX_NS, TS_MIN_NS, TimeError, parse_any, parse_epoch
+from collectors.core.schema import DCGM_BLANK, U64_MAX, screen, suspects, value_problem
+from collectors.core.timeparse import TS_MAX_NS, TS_MIN_NS, TimeError, parse_any, parse_epoch
+from collectors.store.ingest import ingest_bundle
+from collectors.store.writer import Store
 
 RANGE = "is outside 2000-01-01..2100-01-01 UTC"
 TS = 1_796_022_733_123_456_789  # 2026-11-30T07:12:13.123456789Z
@@ -112,7 +112,7 @@ def test_parquet_time_in_year_9999_is_one_reject(tmp_path):
 @pytest.mark.parametrize("stamp", ["9999999999999.5", "9999-12-31T00:00:00,000000000+00:00",
                                    "1970-01-01T00:00:01,000000000+00:00"])
 def test_nic_snapshot_time_out_of_range_rejects_its_block(tmp_path, rel, body, stamp):
-    """The vectorized reader (nic_fast) would take these files: a year-9999 block must not wrap
+    """The vectorized reader (formats/nic/fast.py) would take these files: a year-9999 block must not wrap
     (it was stored as 1816-03-30), the epoch 9999999999999.5 must not overflow."""
     good = "1796022733.123456789\n" + body
     store, rejects = ingest(tmp_path, {rel: good + stamp + "\n" + body + good})
@@ -174,7 +174,7 @@ PROM_BAD = [
 @pytest.mark.parametrize(("metric", "value", "reason"), PROM_BAD, ids=[v for _, v, _ in PROM_BAD])
 def test_prometheus_values_the_policy_rejects(tmp_path, monkeypatch, metric, value, reason,
                                               vectorized):
-    from collectors import prom
+    from collectors.formats.prom import parser as prom
     monkeypatch.setattr(prom.PromTextParser, "__init__",
                         lambda self, vectorized=vectorized: setattr(self, "vectorized", vectorized))
     ms = TS // 10**6
@@ -264,7 +264,7 @@ def test_the_vectorized_prefilter_misses_nothing_the_scalar_rule_rejects():
 def test_prometheus_scrape_line_out_of_range(tmp_path, monkeypatch, vectorized):
     """A scrape framed by a `date -Ins` line in 9999: that line is the reject naming the time;
     the samples of its scrape have no time (rejected), the next scrape loads."""
-    from collectors import prom
+    from collectors.formats.prom import parser as prom
     monkeypatch.setattr(prom.PromTextParser, "__init__",
                         lambda self, vectorized=vectorized: setattr(self, "vectorized", vectorized))
     scrape = 'nvswitch_interface_if_in_octets{host="l",interface="swp1"} 5\n'

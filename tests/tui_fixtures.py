@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from collectors.store import Store
+from collectors.store.writer import Store
 from fabtwin.tui.prepare import prepare_bundle
 
 REPO = Path(__file__).resolve().parents[1]

@@ -286,7 +286,7 @@ class FaultKind:
     root_type: str  # link | port | device: the entity an incident of this kind names
     params: type[FaultParams]  # its [[faults]] table (msgspec tag = name)
     inject: Callable[[Any, Context], Fault]
-    signal: str  # the canonical counter (collectors/data/canonical_counters.csv) that shows it
+    signal: str  # the canonical counter (collectors/core/data/canonical_counters.csv) that shows it
 
 
 KINDS: dict[str, FaultKind] = {k.name: k for k in (

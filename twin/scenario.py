@@ -56,7 +56,7 @@ from typing import Literal
 import msgspec
 import numpy as np
 
-from collectors.hostlist import HostlistError, expand
+from collectors.formats.slurm.hostlist import HostlistError, expand
 from twin.collectives import COLLECTIVES, Collective
 from twin.engine import Result, Transfers, simulate
 from twin.faults import FAULT_KINDS, Fault, FaultParams, FaultSpec, inject

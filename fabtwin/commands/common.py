@@ -56,7 +56,7 @@ def resource_errors() -> tuple[type[Exception], ...]:
 
 def store_failure(db: str, exc: BaseException) -> None:
     """`fail` with DuckDB's error about the store at `db`, as one actionable line."""
-    from collectors.readonly import describe_store_error
+    from collectors.store.readonly import describe_store_error
 
     fail(describe_store_error(db, exc))
 
@@ -158,7 +158,7 @@ class Steps:
             self._update(description=text, completed=done, total=total)
 
     def ingest(self, rel: str, done: int, total: int) -> None:
-        """`collectors.ingest.ingest_bundle`'s progress callback."""
+        """`collectors.store.ingest.ingest_bundle`'s progress callback."""
         self.done_of(f"ingest {rel}", done, total)
 
 

@@ -65,8 +65,8 @@ def replay(db: str, t_from, t_to, window_s, routing: str, chunk_windows: int | N
     rounding). Exit 0 no incident, 5 incidents, 6 no telemetry in the window (the stored
     diagnosis is then kept as it was).
     """
-    from collectors.lake import open_for_replay
-    from collectors.store import StoreError
+    from collectors.store.lake import open_for_replay
+    from collectors.store.writer import StoreError
     from replay.investigate import replay_and_diagnose
     from twin.parallel import ExecutorError
 
@@ -119,8 +119,8 @@ def investigate(bundle: Path, db: str | None, t_from, t_to, window_s, as_json: b
     Exit 0 healthy, 5 incidents found, 6 no telemetry in the bundle (or the window), 2 a bad
     bundle or a store that holds another bundle.
     """
-    from collectors.ingest import BundleError
-    from collectors.store import StoreError
+    from collectors.store.ingest import BundleError
+    from collectors.store.writer import StoreError
     from replay.investigate import OtherBundles, default_store
     from replay.investigate import investigate as run_investigation
 

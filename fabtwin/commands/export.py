@@ -1,4 +1,4 @@
-"""`fabtwin export`: a DuckDB store as a Parquet lake (format: collectors/lake.py)."""
+"""`fabtwin export`: a DuckDB store as a Parquet lake (format: collectors/store/lake.py)."""
 
 from __future__ import annotations
 
@@ -25,10 +25,10 @@ def export(db: Path, out: Path, as_json: bool, quiet: bool) -> None:
     """
     import duckdb
 
-    from collectors.lake import LakeError
-    from collectors.lake import export as export_lake
-    from collectors.readonly import OutputError, check_output, check_output_dir
-    from collectors.store import StoreError
+    from collectors.store.lake import LakeError
+    from collectors.store.lake import export as export_lake
+    from collectors.store.readonly import OutputError, check_output, check_output_dir
+    from collectors.store.writer import StoreError
 
     try:
         check_output(out, db)  # never into the store, its WAL or its spill directory

@@ -12,8 +12,8 @@ import click
 from fabtwin.commands.common import DEFAULT_DB, command, err, fail, resource_errors, store_failure
 
 if TYPE_CHECKING:  # the command imports what it uses: `fabtwin --help` stays quick
-    from collectors.ingest import IngestSummary
-    from collectors.store import Store
+    from collectors.store.ingest import IngestSummary
+    from collectors.store.writer import Store
 
 
 @command()
@@ -39,10 +39,14 @@ def ingest(bundle: Path, db: str, as_json: bool, strict: bool, quiet: bool,
     """
     from concurrent.futures.process import BrokenProcessPool
 
-    from collectors.ingest import DISK_FULL, BundleError
-    from collectors.lake import is_lake, lake_totals, open_for_ingest  # a directory: a Parquet lake
-    from collectors.parse_child import ChildDied
-    from collectors.store import StoreError
+    from collectors.store.child import ChildDied
+    from collectors.store.ingest import DISK_FULL, BundleError
+    from collectors.store.lake import (  # a directory: a Parquet lake
+        is_lake,
+        lake_totals,
+        open_for_ingest,
+    )
+    from collectors.store.writer import StoreError
 
     kept = ("the store keeps the files loaded before it; the same ingest again loads the rest")
     try:
@@ -84,7 +88,7 @@ def ingest(bundle: Path, db: str, as_json: bool, strict: bool, quiet: bool,
 def _ingest_with_progress(store: Store, bundle: Path, show: bool,
                           workers: int | None = None,
                           follow_symlinks: bool = False) -> IngestSummary:
-    from collectors.ingest import ingest_bundle
+    from collectors.store.ingest import ingest_bundle
 
     if not show:
         return ingest_bundle(store, bundle, workers=workers, follow_symlinks=follow_symlinks)

@@ -27,7 +27,7 @@ def report(db: str, out: Path, top: int, diagnose_now: bool, quiet: bool) -> Non
     stored diagnosis gets heatmaps only, unless --diagnose runs the telemetry detectors now
     (read-only). The page says which.
     """
-    from collectors.readonly import OutputError, StoreError, check_output, check_output_dir
+    from collectors.store.readonly import OutputError, StoreError, check_output, check_output_dir
     from fabtwin.report.build import build, write
 
     with progress(quiet, f"report {db}") as steps:

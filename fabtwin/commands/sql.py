@@ -27,9 +27,9 @@ if TYPE_CHECKING:  # the command imports what it uses: `fabtwin --help` stays qu
 def sql(query: str, db: str, fmt: str, output: Path | None, max_rows: int) -> None:
     """Run a read-only SQL QUERY on the store (tables and views: see the README); `-` reads
     the query from stdin."""
-    from collectors.query import QueryRefused, run_query
-    from collectors.readonly import OutputError, check_output, check_output_folder
-    from collectors.store import StoreError
+    from collectors.store.query import QueryRefused, run_query
+    from collectors.store.readonly import OutputError, check_output, check_output_folder
+    from collectors.store.writer import StoreError
 
     if query == "-":
         query = sys.stdin.read()
@@ -65,7 +65,7 @@ def _write_result(reader: pa.RecordBatchReader, fmt: str, output: Path | None, m
         _write_stream(reader, fmt, sys.stdout.buffer, max_rows)
         sys.stdout.buffer.flush()
         return
-    from collectors.readonly import replacing
+    from collectors.store.readonly import replacing
 
     with replacing(output) as tmp:
         if fmt == "parquet":

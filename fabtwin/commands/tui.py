@@ -19,8 +19,8 @@ def tui(bundle: Path | None, db: str) -> None:
     Keys: 1-4 switch screens, / filters, Enter drills down, Esc goes back, ? lists every key,
     Ctrl+P opens the command palette.
     """
-    from collectors.ingest import BundleError
-    from collectors.store import StoreError
+    from collectors.store.ingest import BundleError
+    from collectors.store.writer import StoreError
 
     if bundle is not None:
         from fabtwin.tui.prepare import prepare_bundle

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import polars as pl
 
-from collectors.store import open_readonly
+from collectors.store.writer import open_readonly
 from fabtwin.report import data, figures
 from fabtwin.report.html import render
 from fabtwin.report.model import Picture, Report

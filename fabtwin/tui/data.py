@@ -17,7 +17,7 @@ from pathlib import Path
 
 import duckdb
 
-from collectors.readonly import open_readonly
+from collectors.store.readonly import open_readonly
 from replay.rates import rates_sql
 from replay.stored import StoredIncident as Incident  # noqa: F401 - the screens' name
 from replay.stored import load_evidence, load_incidents

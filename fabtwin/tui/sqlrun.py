@@ -1,6 +1,6 @@
-"""Read-only SQL for the console: collectors.query's refusal of writes on the UI's connection.
+"""Read-only SQL for the console: collectors.store.query's refusal of writes on the UI's connection.
 
-`collectors.query.run_query` opens a store connection of its own; a process holds only one
+`collectors.store.query.run_query` opens a store connection of its own; a process holds only one
 locked read-only connection per store, so the console runs on a cursor of the UI's (same
 fences: read-only, no file access, configuration locked) after the same statement check.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 import duckdb
 import pyarrow as pa
 
-from collectors.query import check_readonly, stream
-from collectors.readonly import check_output, check_output_folder, replacing
+from collectors.store.query import check_readonly, stream
+from collectors.store.readonly import check_output, check_output_folder, replacing
 
 
 def start_query(con: duckdb.DuckDBPyConnection, sql: str, batch_rows: int = 500,

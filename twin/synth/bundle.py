@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from collectors.timeparse import TimeError, parse_iso
+from collectors.core.timeparse import TimeError, parse_iso
 from twin.engine import Transfers, simulate
 from twin.faults import Fault, FaultParams, inject
 from twin.queueing import QueueConfig

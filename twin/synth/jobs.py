@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 from typing import TYPE_CHECKING
 
-from collectors.slurm import Job, write_sacct_pipe
+from collectors.formats.slurm import Job, write_sacct_pipe
 from twin.synth.files import NS, write_text
 
 if TYPE_CHECKING:

@@ -7,8 +7,8 @@ A canonical counter with no name in that source stops the import with the map fi
 
 from __future__ import annotations
 
-from collectors.nic import qualifier
-from collectors.schema import vendor_name, vendor_names
+from collectors.core.schema import vendor_name, vendor_names
+from collectors.formats.nic import qualifier
 
 # the per-port counters the twin's telemetry gives every switch and NIC port, in the order the
 # writers emit them (the order is part of the byte-identical bundles)

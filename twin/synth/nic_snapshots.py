@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from collectors.nic import write_ethtool_snapshots, write_rdma_statistic
+from collectors.formats.nic import write_ethtool_snapshots, write_rdma_statistic
 from twin.synth.files import NS, write_gz
 from twin.synth.names import ETHTOOL_NAMES, RDMA_NAMES
 

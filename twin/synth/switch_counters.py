@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from collectors.gnmi import cumulus_notification, write_event, write_json
-from collectors.prom import write_exposition
+from collectors.formats.gnmi import cumulus_notification, write_event, write_json
+from collectors.formats.prom import write_exposition
 from twin.synth.files import NS, write_gz
 from twin.synth.names import (
     GNMI_LEAVES,

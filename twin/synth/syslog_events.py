@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from collectors.syslog import LogEvent
-from collectors.syslog import write_syslog as write_log
+from collectors.formats.syslog import LogEvent
+from collectors.formats.syslog import write_syslog as write_log
 from twin.synth.files import NS, write_text
 from twin.synth.names import PFC_PRIORITY
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import io
 from typing import TYPE_CHECKING
 
-from collectors.ibdev import write_ibdev2netdev
-from collectors.lldp import LldpNeighbor, write_lldp_json0
+from collectors.formats.ibdev import write_ibdev2netdev
+from collectors.formats.lldp import LldpNeighbor, write_lldp_json0
 from twin.synth.files import write_text
 
 if TYPE_CHECKING:

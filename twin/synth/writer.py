@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from collectors.timeparse import ns_to_iso
+from collectors.core.timeparse import ns_to_iso
 from twin.faults import Fault
 from twin.scenario import Scenario
 from twin.synth import jobs, nic_snapshots, switch_counters, syslog_events, topology_files

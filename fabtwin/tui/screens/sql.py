@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, Static, TextArea
 
-from collectors.query import QueryRefused
+from collectors.store.query import QueryRefused
 from fabtwin.tui import history
 from fabtwin.tui.actions import bindings
 from fabtwin.tui.bars import KeyBar, TitleBar

@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable
 from typing import TextIO
 
-from collectors.source import Sink, SourceFile
+from collectors.core.source import Sink, SourceFile
 
 NO_HOST = (
     "cannot tell which host this ibdev2netdev output is from: name the file "

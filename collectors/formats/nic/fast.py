@@ -1,6 +1,6 @@
 """The two shapes nearly every NIC snapshot file has, read with polars string kernels.
 
-`collectors.nic` reads every shape line by line in Python (about 60K samples/s). A bundle of a
+`collectors.formats.nic` reads every shape line by line in Python (about 60K samples/s). A bundle of a
 few thousand hosts holds tens of millions of samples in files of just two shapes, which is what
 the loops of its docstring write:
 
@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from collectors.source import Sink, SourceFile
-from collectors.timeparse import NS, TS_MAX_NS, TS_MIN_NS
+from collectors.core.source import Sink, SourceFile
+from collectors.core.timeparse import NS, TS_MAX_NS, TS_MIN_NS
 
 MAX_BYTES = 8 << 20  # on disk; a bigger file is streamed by the line parser
 
@@ -180,7 +180,7 @@ def _named(rows: pl.DataFrame, files: list[Snapshot],
                     pl.col("metric").replace_strict(quals, return_dtype=pl.String)
                     .alias("qualifier"),
                     "value", "line",
-                    # the series' number (host, port and counter name it): `store.with_predecessors`
+                    # the series' number (host, port and counter name it): `collectors.store.frames.with_predecessors`
                     pl.struct("dev", "port", "metric").rank("dense").over("f").cast(pl.Int64)
                     .alias("sid")))
 

@@ -6,7 +6,7 @@ Two fences, each enough alone for the statements it knows:
   statement it wraps, recursively, since `EXPLAIN ANALYZE` runs it. Only queries pass: SELECT
   (with DESCRIBE, SHOW, SUMMARIZE, FROM-first, VALUES, PIVOT with an IN list) and a few PRAGMAs
   that only read; PREPARE/EXECUTE, SET, CALL, CHECKPOINT, temp tables and every write do not;
-- the connection (`collectors.readonly.fence`): read-only, file access off but for the store's
+- the connection (`collectors.store.readonly.fence`): read-only, file access off but for the store's
   own files, spills in a private directory, configuration locked, so that `read_csv('/etc/passwd')`,
   `COPY ... TO`, `ATTACH`, `INSTALL`, `SET` fail inside DuckDB too.
 """
@@ -20,7 +20,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from collectors.readonly import open_readonly
+from collectors.store.readonly import open_readonly
 
 ST = duckdb.StatementType
 ALLOWED_PRAGMAS = frozenset({"table_info", "show_tables", "show_tables_expanded", "version",

@@ -44,42 +44,26 @@ from pathlib import Path
 
 import duckdb
 
-from collectors.readonly import fence
 from collectors.settings import duckdb_memory
-from collectors.store import DATA_TABLES, Store, StoreError, _sql
+from collectors.store.connect import StoreError
+from collectors.store.ingest import store_totals
+from collectors.store.lakeread import (
+    MANIFEST,
+    PARTITIONED,
+    TABLES,
+    LakeError,
+    empty_manifest,
+    is_lake,
+    lake_connection,
+    parquet_reader,
+    quote,
+    read_manifest,
+    table_columns,
+)
+from collectors.store.schema import DATA_TABLES, sql_text
+from collectors.store.writer import Store
 
-VERSION = 1
-MANIFEST = "lake.json"
-PARTITIONED = ("samples", "text_samples", "events", "logs")
-TABLES = ("files", "rejects", "counters", "counter_map", "samples", "text_samples", "events", "logs",
-          "neighbors", "addresses", "ifmap", "jobs", "job_hosts",
-          "replay_runs", "expected_ports", "incidents", "incident_evidence")
 _REPLACED_ON_INGEST = ("counters", "counter_map")
-_HIVE_TYPES = "{'day': DATE, 'device': VARCHAR}"
-
-
-class LakeError(StoreError):
-    """A lake directory that cannot be used as it is."""
-
-
-def is_lake(path: str | Path) -> bool:
-    """A directory given as --db is a lake (an empty one becomes a new lake on ingest)."""
-    return Path(path).is_dir()
-
-
-def read_manifest(root: str | Path) -> dict:
-    """The lake's manifest; LakeError names the file when it is missing or unreadable."""
-    p = Path(root) / MANIFEST
-    try:
-        doc = json.loads(p.read_text())
-    except FileNotFoundError as exc:
-        raise LakeError(f"{p}: no lake manifest (write one with `fabtwin export` or "
-                        "`fabtwin ingest BUNDLE --db DIR`)") from exc
-    except (OSError, ValueError) as exc:
-        raise LakeError(f"{p}: unreadable lake manifest: {exc}") from exc
-    if doc.get("version") != VERSION:
-        raise LakeError(f"{p}: lake version {doc.get('version')!r}, this fabtwin reads {VERSION}")
-    return doc
 
 
 def _write_manifest(root: Path, doc: dict) -> None:
@@ -89,13 +73,6 @@ def _write_manifest(root: Path, doc: dict) -> None:
     os.replace(tmp, root / MANIFEST)  # atomic: readers see the old or the new lake
 
 
-def _empty_manifest() -> dict:
-    return {"version": VERSION, "format": "fabtwin-lake", "partition_by": ["day", "device"],
-            "tables": {t: {"partitioned": t in PARTITIONED, "rows": 0, "files": []} for t in TABLES}}
-
-
-def _quote(s: str) -> str:
-    return "'" + s.replace("'", "''") + "'"
 
 
 def _write_table(con: duckdb.DuckDBPyConnection, table: str, query: str, root: Path,
@@ -104,11 +81,11 @@ def _write_table(con: duckdb.DuckDBPyConnection, table: str, query: str, root: P
     target = root / table
     target.mkdir(parents=True, exist_ok=True)
     if table in PARTITIONED:
-        sql = (f"COPY (SELECT *, CAST(ts AS DATE) AS day FROM ({query})) TO {_quote(str(target))} "
+        sql = (f"COPY (SELECT *, CAST(ts AS DATE) AS day FROM ({query})) TO {quote(str(target))} "
                f"(FORMAT parquet, COMPRESSION zstd, PARTITION_BY (day, device), "
-               f"FILENAME_PATTERN {_quote(tag + '-{i}')}, OVERWRITE_OR_IGNORE, RETURN_FILES true)")
+               f"FILENAME_PATTERN {quote(tag + '-{i}')}, OVERWRITE_OR_IGNORE, RETURN_FILES true)")
     else:
-        sql = (f"COPY ({query}) TO {_quote(str(target / (tag + '.parquet')))} "
+        sql = (f"COPY ({query}) TO {quote(str(target / (tag + '.parquet')))} "
                "(FORMAT parquet, COMPRESSION zstd, RETURN_FILES true)")
     rows, files = con.execute(sql).fetchone()
     return int(rows), [Path(f).resolve().relative_to(root.resolve()).as_posix() for f in files]
@@ -135,12 +112,12 @@ def export(db: str | Path, out: str | Path) -> dict:
         con.execute("SET enable_progress_bar = false")
         # partitioned COPY streams when row order need not be kept; bounded like ingest
         con.execute("SET preserve_insertion_order = false")
-        con.execute(f"SET memory_limit = {_quote(duckdb_memory('write'))}")
+        con.execute(f"SET memory_limit = {quote(duckdb_memory('write'))}")
         half = con.execute("SELECT path FROM files WHERE status = 'loading' LIMIT 1").fetchone()
         if half:
             raise StoreError(f"{db}: an interrupted ingest left {half[0]} half-loaded; run "
                              "`fabtwin ingest` again on its bundle first")
-        doc = _empty_manifest()
+        doc = empty_manifest()
         present = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
         for table in (t for t in TABLES if t in present):  # an older store may lack some
             rows, files = _write_table(con, table, f"SELECT * FROM {table}", root, "export")
@@ -153,54 +130,6 @@ def export(db: str | Path, out: str | Path) -> dict:
     doc["created"] = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
     _write_manifest(root, doc)
     return doc
-
-
-def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str]]:
-    """(name, type) of a table's columns, in order."""
-    return con.execute("SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ? "
-                       "ORDER BY column_index", [table]).fetchall()
-
-
-def _reader(root: Path, table: str, files: list[str]) -> str:
-    paths = "[" + ", ".join(_quote(str(root / f)) for f in files) + "]"
-    if table in PARTITIONED:
-        return f"read_parquet({paths}, hive_partitioning = true, hive_types = {_HIVE_TYPES})"
-    return f"read_parquet({paths}, hive_partitioning = false)"
-
-
-def lake_connection(root: str | Path) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB whose tables are views over the lake's Parquet files, plus the
-    store's views (sql/views.sql). Tables without files stay empty tables of the right schema."""
-    root = Path(root).resolve()
-    doc = read_manifest(root)
-    con = duckdb.connect(":memory:")
-    con.execute("SET enable_progress_bar = false")
-    con.execute(_sql("schema.sql"))
-    for table in TABLES:
-        files = doc["tables"].get(table, {}).get("files", [])
-        if not files:
-            continue
-        reader = _reader(root, table, files)
-        present = {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {reader}").fetchall()}
-        # a column the schema gained after the export reads as NULL
-        cols = ", ".join(f'"{c}"' if c in present else f'CAST(NULL AS {t}) AS "{c}"'
-                         for c, t in _columns(con, table))
-        con.execute(f"DROP TABLE {table}")
-        con.execute(f"CREATE VIEW {table} AS SELECT {cols} FROM {reader}")
-    con.execute(_sql("views.sql"))
-    return con
-
-
-def open_lake(root: str | Path) -> duckdb.DuckDBPyConnection:
-    """`lake_connection` fenced like `store.open_readonly` (`readonly.fence`): exactly the
-    Parquet files the manifest lists can be read, no file written (not lake.json, not a new file
-    in the lake: DuckDB would let a connection write where it may read a whole directory), the
-    configuration locked."""
-    root = Path(root).resolve()
-    con = lake_connection(root)
-    doc = read_manifest(root)
-    fence(con, sorted({str(root / f) for t in doc["tables"].values() for f in t.get("files", [])}))
-    return con
 
 
 @contextmanager
@@ -243,7 +172,7 @@ def open_for_ingest(db: str | Path) -> Iterator[Store]:
         raise LakeError(f"{root}: a folder that is neither empty nor a fabtwin lake (no {MANIFEST});"
                         " nothing was written: give a DuckDB file, an empty or new folder, or a lake")
     with _locked(root):
-        doc = read_manifest(root) if (root / MANIFEST).exists() else _empty_manifest()
+        doc = read_manifest(root) if (root / MANIFEST).exists() else empty_manifest()
         _remove_unlisted(root, doc)
         tag = "ingest-" + datetime.now(UTC).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
         scratch = root / f".{tag}"
@@ -282,11 +211,11 @@ def open_for_replay(db: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
         _remove_unlisted(root, doc)
         con = lake_connection(root)
         try:
-            con.execute(f"SET memory_limit = {_quote(duckdb_memory('read'))}")
+            con.execute(f"SET memory_limit = {quote(duckdb_memory('read'))}")
             blank = duckdb.connect(":memory:")
-            blank.execute(_sql("schema.sql"))
+            blank.execute(sql_text("schema.sql"))
             for table in RESULT_TABLES:
-                cols = ", ".join(f'"{c}" {t}' for c, t in _columns(blank, table))
+                cols = ", ".join(f'"{c}" {t}' for c, t in table_columns(blank, table))
                 # a view over earlier results, or an empty table where there were none yet
                 kind = "VIEW" if con.execute("SELECT count(*) FROM duckdb_views() WHERE view_name = ?",
                                              [table]).fetchone()[0] else "TABLE"
@@ -305,9 +234,7 @@ def open_for_replay(db: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
 
 
 def lake_totals(root: str | Path) -> dict:
-    """`collectors.ingest.store_totals` over the lake."""
-    from collectors.ingest import store_totals
-
+    """`collectors.store.ingest.store_totals` over the lake."""
     con = lake_connection(root)
     try:
         return store_totals(Store(con, str(root)))
@@ -321,8 +248,8 @@ def _seed(store: Store, root: Path, doc: dict) -> int:
     for table in ("files", "addresses", "ifmap"):
         files = doc["tables"][table]["files"]
         if files:
-            cols = ", ".join(f'"{c}"' for c, _ in _columns(con, table))
-            con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {_reader(root, table, files)}")
+            cols = ", ".join(f'"{c}"' for c, _ in table_columns(con, table))
+            con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {parquet_reader(root, table, files)}")
     base = con.execute("SELECT coalesce(max(file_id), 0) FROM files").fetchone()[0]
     con.execute("DROP SEQUENCE file_id_seq")
     con.execute(f"CREATE SEQUENCE file_id_seq START {base + 1}")
@@ -347,14 +274,14 @@ def _drop_superseded(con: duckdb.DuckDBPyConnection, root: Path, doc: dict, tag:
         kept: list[str] = []
         for n, rel in enumerate(entry["files"]):
             # one file alone: a partitioned file's day and device stay in its path
-            one = f"read_parquet({_quote(str(root / rel))}, hive_partitioning = false)"
+            one = f"read_parquet({quote(str(root / rel))}, hive_partitioning = false)"
             hit = con.execute(f"SELECT count(*) FROM {one} WHERE file_id IN ({ids})").fetchone()[0]
             if not hit:
                 kept.append(rel)
                 continue
             new = (root / rel).with_name(f"{tag}-rewrite-{n}.parquet")
             rows = con.execute(f"COPY (SELECT * FROM {one} WHERE file_id NOT IN ({ids})) TO "
-                               f"{_quote(str(new))} (FORMAT parquet, COMPRESSION zstd)").fetchone()[0]
+                               f"{quote(str(new))} (FORMAT parquet, COMPRESSION zstd)").fetchone()[0]
             entry["rows"] -= int(hit)
             if rows:
                 kept.append(new.relative_to(root).as_posix())
@@ -384,8 +311,3 @@ def _append(con: duckdb.DuckDBPyConnection, root: Path, doc: dict, tag: str, bas
     for table in _REPLACED_ON_INGEST if appended else ():
         rows, files = _write_table(con, table, f"SELECT * FROM {table}", root, tag)
         doc["tables"][table].update(rows=rows, files=files)  # the old files go after the commit
-
-
-def table_rows(root: str | Path) -> dict[str, int]:
-    """Rows per table, from the manifest."""
-    return {t: e["rows"] for t, e in read_manifest(root)["tables"].items()}

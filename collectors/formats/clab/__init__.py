@@ -16,7 +16,7 @@ import re
 
 import yaml
 
-from collectors.source import Sink, SourceFile, is_address
+from collectors.core.source import Sink, SourceFile, is_address
 
 _PSEUDO_NODES = {"host", "mgmt-net", "macvlan"}
 

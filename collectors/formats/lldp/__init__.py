@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import IO, NamedTuple
 
-from collectors.source import Sink, SourceFile, is_address
+from collectors.core.source import Sink, SourceFile, is_address
 
 NO_HOST = "cannot tell which device this LLDP output is from: name the file after the host"
 

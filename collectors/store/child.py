@@ -30,7 +30,8 @@ from multiprocessing import get_context
 from multiprocessing.connection import Connection
 from typing import Any
 
-from collectors.parse_pool import (
+from collectors.core.source import Sink, SourceFile, run_parser
+from collectors.store.pool import (
     ParsedFile,
     ignore_interrupts,
     keep_as,
@@ -38,7 +39,6 @@ from collectors.parse_pool import (
     unpack_batch,
     watch_parent,
 )
-from collectors.source import Sink, SourceFile, run_parser
 
 # a file at least this big is parsed in a child when its parser is `python_bound` (smaller
 # ones: starting the child, about 0.4 s of imports, would cost more than it saves)

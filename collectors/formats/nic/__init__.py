@@ -43,10 +43,10 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import TextIO
 
-from collectors.nic_fast import Snapshot, parse_common_shapes, parse_common_shapes_of
-from collectors.schema import value_problem
-from collectors.source import Sink, SourceFile
-from collectors.timeparse import NS, TimeError, parse_epoch, parse_iso, tz_from_name
+from collectors.core.schema import value_problem
+from collectors.core.source import Sink, SourceFile
+from collectors.core.timeparse import NS, TimeError, parse_epoch, parse_iso, tz_from_name
+from collectors.formats.nic.fast import Snapshot, parse_common_shapes, parse_common_shapes_of
 
 NO_TS = "no timestamp line before this snapshot (expected what `date -Ins` prints)"
 NO_HOST = (
@@ -302,7 +302,7 @@ class NicSnapshotParser:
     def parse(self, src: SourceFile, sink: Sink) -> None:
         """Stream the file; one record per counter line (per line for `rdma statistic`).
 
-        The two shapes loops write (`collectors.nic_fast`) are read vectorized, same rows."""
+        The two shapes loops write (`collectors.formats.nic.fast`) are read vectorized, same rows."""
         parse = _FileParse(src, sink)
         if parse.host is not None and parse_common_shapes(src, sink, parse.host, parse._ifname,
                                                           qualifier):
@@ -310,7 +310,7 @@ class NicSnapshotParser:
         parse.run()
 
     def parse_common(self, files: list[tuple[SourceFile, Sink]]) -> list[bool]:
-        """Load the files of the two common shapes (`collectors.nic_fast`) with a few queries
+        """Load the files of the two common shapes (`collectors.formats.nic.fast`) with a few queries
         for all of them (True); the others get nothing and are left to `parse` (False)."""
         snaps, at = [], []
         for k, (src, sink) in enumerate(files):

@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from collectors.lineblocks import LineBlock
+from collectors.core.lineblocks import LineBlock
 
 # bytes kept in a view itself (Arrow's string_view layout), and the masks of a word's first k bytes
 _INLINE = 12

@@ -19,8 +19,13 @@ from functools import cache
 from itertools import groupby
 from pathlib import Path
 
-from collectors.parse_child import parse_in_child, wants_child
-from collectors.parse_pool import (
+from collectors.core.source import Manifest, Parser, SourceFile
+from collectors.core.timeparse import TimeError, tz_from_name
+from collectors.registry import parsers, recognize
+from collectors.settings import duckdb_memory
+from collectors.store.child import parse_in_child, wants_child
+from collectors.store.frames import head_of, sha256_of
+from collectors.store.pool import (
     POOL_MAX_BYTES,
     POOL_MIN_FILES,
     Found,
@@ -29,11 +34,7 @@ from collectors.parse_pool import (
     Task,
     default_workers,
 )
-from collectors.registry import parsers, recognize
-from collectors.settings import duckdb_memory
-from collectors.source import GZIP_MAGIC, SNIFF_BYTES, Manifest, Parser, SourceFile
-from collectors.store import FileResult, Store, duckdb_setting, sha256_of
-from collectors.timeparse import TimeError, tz_from_name
+from collectors.store.writer import FileResult, Store, duckdb_setting
 
 IGNORED_NAMES = {"manifest.json", "labels.json", "README.md", "README"}
 
@@ -68,17 +69,6 @@ def read_manifest(root: Path, follow_symlinks: bool = False) -> Manifest:
         raise BundleError(f"{path}:1: 'year' must be an integer")
     return Manifest(str(data.get("name", "")), str(data.get("description", "")), tz, year)
 
-
-def head_of(path: Path) -> str:
-    """The first bytes of a file's text, gunzipped if needed ('' if unreadable)."""
-    with open(path, "rb") as fh:
-        raw = fh.read(SNIFF_BYTES)
-    if raw[:2] == GZIP_MAGIC:
-        try:
-            raw = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, SNIFF_BYTES)
-        except zlib.error:
-            return ""
-    return raw.decode("utf-8", errors="replace")
 
 
 def bundle_files(root: Path, follow_symlinks: bool = False
@@ -202,9 +192,9 @@ def ingest_bundle(
     its beginning (it grew), supersedes that version (`superseded_versions`): the earlier rows
     go in the transaction that loads the new ones.
 
-    Files are parsed by `workers` processes (default: `parse_pool.default_workers()`, the
+    Files are parsed by `workers` processes (default: `pool.default_workers()`, the
     machine's cores; 1 parses in this process) when the bundle has enough of them, and a big
-    gnmic file by a child process (`parse_child`) when `workers` > 1; the result, file ids
+    gnmic file by a child process (`collectors.store.child`) when `workers` > 1; the result, file ids
     included, is the same either way. Processes are spawned: a script calling this needs the
     `if __name__ == "__main__":` guard, or `workers=1`.
     """
@@ -243,10 +233,7 @@ def ingest_bundle(
                              path.stat().st_size, f.sha, f.unchanged)
                     for (path, rel), f in zip(files, found, strict=True)]
             plan.sort(key=lambda t: (t.priority, t.rel))
-            versions = store.loaded_versions()
-            for p in plan:
-                if p.rel in versions and not p.unchanged and p.parser is not None:
-                    p.supersedes = superseded_versions(p.src.path, root, versions[p.rel])
+            _mark_superseded(plan, store, root)
             total = sum(p.size for p in plan) or 1
             done = 0
             for _, level_items in groupby(plan, key=lambda t: t.priority):
@@ -282,6 +269,15 @@ def ingest_bundle(
     if totals:
         summary.totals = store_totals(store)
     return summary
+
+
+def _mark_superseded(plan: list[_Planned], store: Store, root: Path) -> None:
+    """Set each planned file's `supersedes`: the earlier versions it replaces (in a store or a
+    lake alike)."""
+    versions = store.loaded_versions()
+    for p in plan:
+        if p.rel in versions and not p.unchanged and p.parser is not None:
+            p.supersedes = superseded_versions(p.src.path, root, versions[p.rel])
 
 
 def superseded_versions(path: Path, bundle: Path,
@@ -346,7 +342,7 @@ UNCHANGED = "this file with the same content is already in the store"
 def _ingest_here(store: Store, p: _Planned, known: dict, bundle: str,
                  workers: int = 1) -> FileResult:
     """Hash (unless hashed already), then parse and load a file here (or list it as
-    skipped/unchanged): on a thread, or streamed from a child process (`parse_child`) when
+    skipped/unchanged): on a thread, or streamed from a child process (`child.py`) when
     its parser is Python-bound and `workers` allow. A big file of a store that had no files is
     hashed on a thread while it is parsed: nothing to compare the sha256 with, only the
     `files` row needs it."""

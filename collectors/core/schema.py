@@ -1,6 +1,6 @@
 """The normalized model: canonical counters, event kinds, and the vendor-name map.
 
-The map is data (`collectors/data/counter_map_<family>.csv`, one file per parser family, columns
+The map is data (`collectors/core/data/counter_map_<family>.csv`, one file per parser family, columns
 `vendor_name,canonical,scale,source`), not code: adding a vendor's name is one CSV row.
 `scale` converts the vendor's unit to the canonical one (Mb/s -> b/s is 1e6). The map is keyed
 by (family, vendor name): mlx5's `ethtool -S` has software counters literally named `rx_bytes`,
@@ -48,7 +48,7 @@ class MapRow:
 
 
 def _data_files(prefix: str) -> list:
-    root = resources.files("collectors") / "data"
+    root = resources.files("collectors.core") / "data"
     return sorted((f for f in root.iterdir() if f.name.startswith(prefix) and f.name.endswith(".csv")),
                   key=lambda f: f.name)
 

@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 from typing import IO
 
-from collectors.hostlist import HostlistError, compress, expand
-from collectors.source import Sink, SourceFile
-from collectors.timeparse import NS, TimeError, parse_iso, time_problem, tz_from_name
+from collectors.core.source import Sink, SourceFile
+from collectors.core.timeparse import NS, TimeError, parse_iso, time_problem, tz_from_name
+from collectors.formats.slurm.hostlist import HostlistError, compress, expand
 
 _NO_NODES = {"", "none assigned", "(null)", "none"}
 _NO_TIME = {"", "unknown", "none", "n/a"}

@@ -37,8 +37,8 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, tzinfo
 from typing import NamedTuple, TextIO
 
-from collectors.source import Sink, SourceFile
-from collectors.timeparse import NS, TimeError, parse_bsd, parse_iso, tz_from_name
+from collectors.core.source import Sink, SourceFile
+from collectors.core.timeparse import NS, TimeError, parse_bsd, parse_iso, tz_from_name
 
 DUPLICATE_WINDOW_NS = 2 * NS
 

@@ -526,7 +526,7 @@ class Sink:
         ifname, metric, qualifier, value, line): the vectorized parsers' path, no Python lists.
 
         Accounting stays the caller's, as with `samples_bulk`. A parser that numbers its series
-        may add `sid` (equal: the same series; `store.with_predecessors`).
+        may add `sid` (equal: the same series; `collectors.store.frames.with_predecessors`).
         """
         if frame.height == 0:
             return
@@ -553,7 +553,7 @@ class Sink:
         self._append("text_samples", (ts, device, ifname, metric, qualifier, value, self.current_line))
 
     def event(self, ts: int, device: str, ifname: str, kind: str, message: str) -> None:
-        """A discrete event: kind is one of `collectors.schema.EVENT_KINDS`."""
+        """A discrete event: kind is one of `collectors.core.schema.EVENT_KINDS`."""
         self._append("events", (ts, device, ifname, kind, message, self.current_line))
 
     def log(self, ts: int, device: str, program: str, message: str) -> None:

@@ -36,9 +36,10 @@ from pathlib import Path
 
 import polars as pl
 
+from collectors.core.source import Sink, SourceFile, concat_samples, run_parser
 from collectors.registry import parsers, recognize
 from collectors.settings import ingest_workers
-from collectors.source import Sink, SourceFile, concat_samples, run_parser
+from collectors.store.frames import frame_of, head_of, raw_frame, sha256_of
 
 # files at or above this size are parsed in the store's own process, streamed in batches (their
 # rows would not fit in one message); the pool takes the rest
@@ -46,7 +47,7 @@ POOL_MAX_BYTES = 8 << 20
 POOL_MIN_FILES = 32  # fewer files than this: a pool would cost more to start than it saves
 IPC_MIN_ROWS = 20_000  # frames at least this tall travel as Arrow IPC (lz4), smaller ones pickled
 # small files go to a worker this many bytes (or CHUNK_FILES files) at a time, and their samples
-# are converted (`store.frame_of`) together: polars costs about 5 ms per call of it whatever the
+# are converted (`frames.frame_of`) together: polars costs about 5 ms per call of it whatever the
 # rows, which was a quarter of the CPU of a 10 KB NIC snapshot file
 CHUNK_BYTES = 1 << 20
 CHUNK_FILES = 64
@@ -191,9 +192,6 @@ def _accounted(out: ParsedFile, sink: Sink) -> ParsedFile:
 
 def recognize_file(item: tuple[Path, str, str]) -> tuple[str, str | None]:
     """A worker's first job: (sha256, parser name or None) of a (path, name, sha256 or "")."""
-    from collectors.ingest import head_of
-    from collectors.store import sha256_of
-
     path, rel, sha = item
     parser = recognize(head_of(path), rel)
     return sha or sha256_of(path), parser.name if parser else None
@@ -241,7 +239,6 @@ def _keeper(out: ParsedFile, family: str, convert: bool) -> Callable[[str, objec
 def keep_as(family: str, convert: bool) -> Callable[[str, object], object]:
     """A Sink batch as a worker keeps it: converted as the store would (`frame_of`), except
     rejects, and samples when `convert` is False (`convert_samples` does them later)."""
-    from collectors.store import frame_of  # the store's own conversion, so rows are identical
 
     def as_kept(table: str, buf) -> object:
         if table == "rejects" or (table == "samples" and not convert):
@@ -276,8 +273,6 @@ def parse_common(parser, tasks: list[Task]) -> list[ParsedFile | None]:
 def convert_samples(parsed: list[ParsedFile], families: list[str]) -> None:
     """Convert the samples of several files with one `frame_of` per family: each file's
     batches become one frame, in the file's order, its runs the file's own (`_part`)."""
-    from collectors.store import frame_of, raw_frame
-
     parts: dict[str, list[pl.DataFrame]] = {}
     for k, (p, family) in enumerate(zip(parsed, families, strict=True)):
         if p.status != "parsed":

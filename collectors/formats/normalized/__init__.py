@@ -3,7 +3,7 @@
 Samples: columns `ts, device, ifname, value` and `counter` (a canonical name such as
 `rx_bytes`) or `metric` (a vendor name that `counter_map` knows), optionally `qualifier`.
 Events: columns `ts, device, ifname, kind` and optionally `message` (kinds of
-`collectors.schema.EVENT_KINDS`). `ts` is ISO-8601 (UTC unless it has a zone) or epoch
+`collectors.core.schema.EVENT_KINDS`). `ts` is ISO-8601 (UTC unless it has a zone) or epoch
 s/ms/ns; in Parquet it may also be a timestamp column. Record = one row; line = the CSV line or
 the 1-based Parquet row number.
 """
@@ -16,9 +16,9 @@ from collections.abc import Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from collectors.schema import EVENT_KINDS, is_counter, value_problem
-from collectors.source import Sink, SourceFile
-from collectors.timeparse import NS, TimeError, checked, ns_to_iso, parse_any
+from collectors.core.schema import EVENT_KINDS, is_counter, value_problem
+from collectors.core.source import Sink, SourceFile
+from collectors.core.timeparse import NS, TimeError, checked, ns_to_iso, parse_any
 
 _UNIT_NS = {"s": NS, "ms": 1_000_000, "us": 1000, "ns": 1}
 

@@ -1,0 +1,1 @@
+"""The format families, one folder each; `collectors.registry` lists their parsers."""

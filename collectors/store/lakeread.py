@@ -1,0 +1,112 @@
+"""A Parquet lake read: its manifest, and a DuckDB connection whose tables are views over the
+lake's files (fenced like a read-only store). Writing the lake is `collectors.store.lake`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+
+from collectors.store.connect import StoreError, fence
+from collectors.store.schema import sql_text
+
+VERSION = 1
+MANIFEST = "lake.json"
+PARTITIONED = ("samples", "text_samples", "events", "logs")
+TABLES = ("files", "rejects", "counters", "counter_map", "samples", "text_samples", "events", "logs",
+          "neighbors", "addresses", "ifmap", "jobs", "job_hosts",
+          "replay_runs", "expected_ports", "incidents", "incident_evidence")
+_HIVE_TYPES = "{'day': DATE, 'device': VARCHAR}"
+
+
+class LakeError(StoreError):
+    """A lake directory that cannot be used as it is."""
+
+
+def is_lake(path: str | Path) -> bool:
+    """A directory given as --db is a lake (an empty one becomes a new lake on ingest)."""
+    return Path(path).is_dir()
+
+
+def read_manifest(root: str | Path) -> dict:
+    """The lake's manifest; LakeError names the file when it is missing or unreadable."""
+    p = Path(root) / MANIFEST
+    try:
+        doc = json.loads(p.read_text())
+    except FileNotFoundError as exc:
+        raise LakeError(f"{p}: no lake manifest (write one with `fabtwin export` or "
+                        "`fabtwin ingest BUNDLE --db DIR`)") from exc
+    except (OSError, ValueError) as exc:
+        raise LakeError(f"{p}: unreadable lake manifest: {exc}") from exc
+    if doc.get("version") != VERSION:
+        raise LakeError(f"{p}: lake version {doc.get('version')!r}, this fabtwin reads {VERSION}")
+    return doc
+
+
+
+
+def empty_manifest() -> dict:
+    return {"version": VERSION, "format": "fabtwin-lake", "partition_by": ["day", "device"],
+            "tables": {t: {"partitioned": t in PARTITIONED, "rows": 0, "files": []} for t in TABLES}}
+
+
+def quote(s: str) -> str:
+    return "'" + s.replace("'", "''") + "'"
+
+
+
+
+def table_columns(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str]]:
+    """(name, type) of a table's columns, in order."""
+    return con.execute("SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ? "
+                       "ORDER BY column_index", [table]).fetchall()
+
+
+def parquet_reader(root: Path, table: str, files: list[str]) -> str:
+    paths = "[" + ", ".join(quote(str(root / f)) for f in files) + "]"
+    if table in PARTITIONED:
+        return f"read_parquet({paths}, hive_partitioning = true, hive_types = {_HIVE_TYPES})"
+    return f"read_parquet({paths}, hive_partitioning = false)"
+
+
+def lake_connection(root: str | Path) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB whose tables are views over the lake's Parquet files, plus the
+    store's views (sql/views.sql). Tables without files stay empty tables of the right schema."""
+    root = Path(root).resolve()
+    doc = read_manifest(root)
+    con = duckdb.connect(":memory:")
+    con.execute("SET enable_progress_bar = false")
+    con.execute(sql_text("schema.sql"))
+    for table in TABLES:
+        files = doc["tables"].get(table, {}).get("files", [])
+        if not files:
+            continue
+        reader = parquet_reader(root, table, files)
+        present = {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {reader}").fetchall()}
+        # a column the schema gained after the export reads as NULL
+        cols = ", ".join(f'"{c}"' if c in present else f'CAST(NULL AS {t}) AS "{c}"'
+                         for c, t in table_columns(con, table))
+        con.execute(f"DROP TABLE {table}")
+        con.execute(f"CREATE VIEW {table} AS SELECT {cols} FROM {reader}")
+    con.execute(sql_text("views.sql"))
+    return con
+
+
+def open_lake(root: str | Path) -> duckdb.DuckDBPyConnection:
+    """`lake_connection` fenced like `readonly.open_readonly` (`connect.fence`): exactly the
+    Parquet files the manifest lists can be read, no file written (not lake.json, not a new file
+    in the lake: DuckDB would let a connection write where it may read a whole directory), the
+    configuration locked."""
+    root = Path(root).resolve()
+    con = lake_connection(root)
+    doc = read_manifest(root)
+    fence(con, sorted({str(root / f) for t in doc["tables"].values() for f in t.get("files", [])}))
+    return con
+
+
+
+
+def table_rows(root: str | Path) -> dict[str, int]:
+    """Rows per table, from the manifest."""
+    return {t: e["rows"] for t, e in read_manifest(root)["tables"].items()}
