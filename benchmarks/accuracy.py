@@ -146,11 +146,11 @@ def _pct(a: int, n: int) -> str:
 
 def print_table(writer: str, table: dict[str, Tally]) -> None:
     """The rows of one writer: each kind (and hard case, and healthy) then `all`."""
-    print(f"\n{'writer':<9}{'kind':<26}{'bundles':>8}{'faults':>7}{'top-1':>7}{'recall@3':>9}"
+    print(f"\n{'writer':<9}{'kind':<34}{'bundles':>8}{'faults':>7}{'top-1':>7}{'recall@3':>9}"
           f"{'false/healthy':>14}{'median s':>9}{'max s':>7}")
     for name, t in table.items():
         fh = f"{np.mean(t.false_incidents):.2f}" if t.healthy else "-"
-        print(f"{writer:<9}{name:<26}{len(t.times):>8}{t.n:>7}{_pct(t.top1, t.n):>7}"
+        print(f"{writer:<9}{name:<34}{len(t.times):>8}{t.n:>7}{_pct(t.top1, t.n):>7}"
               f"{_pct(t.at3, t.n):>9}{fh:>14}{np.median(t.times):>9.2f}{max(t.times):>7.2f}")
     t = table["all"]
     clean = sum(1 for x in t.false_incidents if x == 0)
