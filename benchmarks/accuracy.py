@@ -1,21 +1,28 @@
-"""Diagnosis accuracy: generated scenarios with known faults, investigated blind.
+"""Diagnosis accuracy: bundles with known faults from two independent writers, investigated blind.
 
     python benchmarks/accuracy.py [--count 60] [--out bench_out/accuracy] [--seed 1000]
                                   [--kinds load_imbalance,healthy] [--reuse]
+                                  [--writer project|writer2|both] [--count2 40] [--seed2 1]
 
-Scenarios are drawn with seeds used nowhere else (from --seed on): 1 to 4 planes, 2 and 3
-tiers, 16 to 512 hosts, adaptive-routing and ECMP fabrics, every fault kind at severities from
-blatant to subtle, some with two faults at once, some healthy. Prints top-1 accuracy (kind and
-root cause right, time overlapping), recall at 3, false incidents per healthy bundle (score above
-0.5) and time per bundle, by fault kind. investigate never reads labels.json.
+The project's writer (twin.generate): scenarios drawn with seeds used nowhere else (from --seed
+on): 1 to 4 planes, 2 and 3 tiers, 16 to 512 hosts, adaptive-routing and ECMP fabrics, every
+fault kind at severities from blatant to subtle, some with two faults at once, some healthy.
+writer2 (benchmarks/writer2, no code shared with twin/): every kind, the hard cases of issue 17,
+two concurrent faults and healthy bundles, cycling (`--count2` bundles from `--seed2`).
+Prints, by writer and by fault kind (and hard case): bundles, top-1 accuracy (kind and root
+cause right, time overlapping), recall at 3, false incidents per healthy bundle (score above
+0.5), median and max seconds per bundle. investigate never reads labels.json; each bundle gets
+a fresh store. A crash of investigate is printed with its traceback and counted as a miss.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import time
-from collections import defaultdict
+import traceback
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +30,11 @@ import numpy as np
 from replay.investigate import investigate
 from twin.synth import generate
 from twin.topology import FabricSpec, build
+
+try:
+    from benchmarks import writer2
+except ImportError:  # run as `python benchmarks/accuracy.py`: this folder is on the path
+    import writer2  # type: ignore[no-redef]
 
 KINDS = ("link_down", "link_flap", "link_degraded", "congestion", "pfc_storm", "load_imbalance")
 
@@ -82,20 +94,83 @@ def overlaps(inc: dict, fault: dict) -> bool:
     return inc["start"] <= fault["end"] and (inc["end"] is None or inc["end"] >= fault["start"])
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--count", type=int, default=60)
-    ap.add_argument("--out", type=Path, default=Path("bench_out/accuracy"))
-    ap.add_argument("--seed", type=int, default=1000)
-    ap.add_argument("--kinds", default="", help="only scenarios with one of these comma-separated "
-                    "fault kinds ('healthy' for none); for working on one detector")
-    ap.add_argument("--reuse", action="store_true",
-                    help="keep bundles already generated in --out (same seeds, same bytes)")
-    args = ap.parse_args()
-    only = set(filter(None, args.kinds.split(",")))
+@dataclass
+class Tally:
+    """One row of the table: faults found, healthy bundles' false incidents, times."""
+
+    kind: str = ""  # the fault kind it counts ("" for every fault of its bundles)
+    n: int = 0
+    top1: int = 0
+    at3: int = 0
+    healthy: int = 0
+    false_incidents: list[int] = field(default_factory=list)
+    times: list[float] = field(default_factory=list)
+
+
+def score(truth: list[dict], incs: list[dict], rows: list[Tally], seconds: float) -> None:
+    """Add one bundle's result to each of `rows` (its kinds' rows, its writer's overall row)."""
+    for row in rows:
+        row.times.append(seconds)
+    if not truth:
+        for row in rows:
+            row.healthy += 1
+            row.false_incidents.append(sum(1 for x in incs if x["score"] > 0.5))
+    for f in truth:
+        hits = [r for r, x in enumerate(incs) if x["kind"] == f["kind"] and
+                x["root_cause"] == f["root_cause"] and overlaps(x, f)]
+        # with two faults, either may rank first: top-1 means ranked within the fault count
+        top1, at3 = bool(hits and hits[0] < len(truth)), bool(hits and hits[0] < 3)
+        for row in rows:
+            if not row.kind or row.kind == f["kind"]:
+                row.n += 1
+                row.top1 += top1
+                row.at3 += at3
+
+
+def run_one(bundle: Path, db: Path) -> tuple[list[dict], float, str | None]:
+    """investigate from nothing: incidents, seconds, and the traceback if it crashed."""
+    for p in (db, Path(f"{db}.wal")):
+        p.unlink(missing_ok=True)
+    t = time.perf_counter()
+    try:
+        incs = investigate(bundle, db)["incidents"]
+        err = None
+    except Exception:  # noqa: BLE001 - a crash is a finding: report it, count a miss, go on
+        incs, err = [], traceback.format_exc()
+    return incs, time.perf_counter() - t, err
+
+
+def _pct(a: int, n: int) -> str:
+    return f"{a / n:.0%}" if n else "-"
+
+
+def print_table(writer: str, table: dict[str, Tally]) -> None:
+    """The rows of one writer: each kind (and hard case, and healthy) then `all`."""
+    print(f"\n{'writer':<9}{'kind':<34}{'bundles':>8}{'faults':>7}{'top-1':>7}{'recall@3':>9}"
+          f"{'false/healthy':>14}{'median s':>9}{'max s':>7}")
+    for name, t in table.items():
+        fh = f"{np.mean(t.false_incidents):.2f}" if t.healthy else "-"
+        print(f"{writer:<9}{name:<34}{len(t.times):>8}{t.n:>7}{_pct(t.top1, t.n):>7}"
+              f"{_pct(t.at3, t.n):>9}{fh:>14}{np.median(t.times):>9.2f}{max(t.times):>7.2f}")
+    t = table["all"]
+    clean = sum(1 for x in t.false_incidents if x == 0)
+    print(f"{writer}: healthy bundles {t.healthy}, with no incident above 0.5: {clean}; "
+          f"false incidents per healthy bundle {np.mean(t.false_incidents) if t.healthy else 0:.2f}")
+
+
+def rows_for(table: dict[str, Tally], tags: list[str]) -> list[Tally]:
+    """The rows a bundle counts in: one per tag (kind, hard case, healthy), then `all` last."""
+    out = []
+    for tag in tags:
+        # "link_down (silent_device)" counts link_down faults; "two faults" every fault
+        out.append(table.setdefault(tag, Tally("" if tag == "two faults" else tag.split(" ")[0])))
+    out.append(table.setdefault("all", Tally()))
+    return out
+
+
+def project_suite(args, only: set[str]):
+    """(bundle, truth, tags) of the project generator's scenarios, as before."""
     args.out.mkdir(parents=True, exist_ok=True)
-    stats: dict[str, dict] = defaultdict(lambda: {"n": 0, "top1": 0, "at3": 0})
-    healthy, false_on_healthy, times = 0, [], []
     for i in range(args.count):
         rng = np.random.default_rng(args.seed + i)
         toml, kinds = draw(rng, i)
@@ -107,42 +182,69 @@ def main() -> None:
         if not (args.reuse and (bundle / "labels.json").exists()):
             generate(scen, bundle, seed=args.seed + i)
         truth = json.loads((bundle / "labels.json").read_text())["faults"]
-        db = args.out / f"b{i:03d}.duckdb"
-        for p in (db, Path(f"{db}.wal")):
-            p.unlink(missing_ok=True)
-        t = time.perf_counter()
-        result = investigate(bundle, db)
-        times.append(time.perf_counter() - t)
-        incs = result["incidents"]
-        if not truth:
-            healthy += 1
-            false_on_healthy.append(sum(1 for x in incs if x["score"] > 0.5))
-        for f in truth:
-            s = stats[f["kind"]]
-            s["n"] += 1
-            hits = [r for r, x in enumerate(incs) if x["kind"] == f["kind"] and
-                    x["root_cause"] == f["root_cause"] and overlaps(x, f)]
-            # with two faults, either may rank first: top-1 means ranked within the fault count
-            s["top1"] += bool(hits and hits[0] < len(truth))
-            s["at3"] += bool(hits and hits[0] < 3)
-        got = [(x["kind"], x["root_cause"]["id"]) for x in incs[:3]]
-        print(f"{i:3d} {toml.splitlines()[1]:<14} faults {[(f['kind'], f['root_cause']['id']) for f in truth]} "
-              f"-> {got} ({times[-1]:.1f} s)")
-    print(f"\n{'kind':<16}{'cases':>6}{'top-1':>8}{'recall@3':>10}")
-    total = {"n": 0, "top1": 0, "at3": 0}
-    for k in KINDS:
-        s = stats[k]
-        for key in total:
-            total[key] += s[key]
-        if s["n"]:
-            print(f"{k:<16}{s['n']:>6}{s['top1'] / s['n']:>8.0%}{s['at3'] / s['n']:>10.0%}")
-    print(f"{'all':<16}{total['n']:>6}{total['top1'] / max(total['n'], 1):>8.0%}"
-          f"{total['at3'] / max(total['n'], 1):>10.0%}")
-    clean = sum(1 for x in false_on_healthy if x == 0)
-    print(f"healthy bundles: {healthy}, with no false incident above 0.5: {clean} "
-          f"({clean / max(healthy, 1):.0%}); false incidents per healthy bundle: "
-          f"{np.mean(false_on_healthy) if false_on_healthy else 0:.2f}")
-    print(f"investigate time per bundle: median {np.median(times):.2f} s, max {max(times):.2f} s")
+        yield i, toml.splitlines()[1], bundle, truth, sorted({f["kind"] for f in truth}) or ["healthy"]
+
+
+def writer2_suite(args, only: set[str]):
+    """(bundle, truth, tags) of writer2's suite; a bundle is rewritten only if writer2 made it."""
+    out = args.out / "writer2"
+    out.mkdir(parents=True, exist_ok=True)
+    for i, case in enumerate(writer2.suite_cases(args.count2)):
+        bundle = out / f"w{i:03d}"
+        labels_path = bundle / "labels.json"
+        ours = labels_path.exists() and json.loads(labels_path.read_text()).get("writer") == "writer2"
+        if bundle.exists() and not ours:
+            raise SystemExit(f"{bundle}: exists and was not written by writer2: not overwritten")
+        if not (args.reuse and ours):
+            if bundle.exists():
+                shutil.rmtree(bundle)
+            writer2.write_bundle(bundle, args.seed2 + i, case)
+        truth = json.loads(labels_path.read_text())["faults"]
+        kinds = sorted({f["kind"] for f in truth}) or ["healthy"]
+        if only and not (only & set(kinds)):
+            continue
+        tags = [f"{f['kind']} ({f['hard_case']})" for f in truth if f.get("hard_case")]
+        tags += ["two faults"] if len(truth) > 1 else []
+        yield i, case, bundle, truth, kinds + tags
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--count", type=int, default=60)
+    ap.add_argument("--out", type=Path, default=Path("bench_out/accuracy"))
+    ap.add_argument("--seed", type=int, default=1000)
+    ap.add_argument("--kinds", default="", help="only scenarios with one of these comma-separated "
+                    "fault kinds ('healthy' for none); for working on one detector")
+    ap.add_argument("--reuse", action="store_true",
+                    help="keep bundles already generated in --out (same seeds, same bytes)")
+    ap.add_argument("--writer", choices=("project", "writer2", "both"), default="project",
+                    help="whose bundles: the project's generator, writer2, or both")
+    ap.add_argument("--count2", type=int, default=40, help="writer2 bundles")
+    ap.add_argument("--seed2", type=int, default=1, help="writer2's first seed")
+    args = ap.parse_args()
+    only = set(filter(None, args.kinds.split(",")))
+    suites = {"project": project_suite, "writer2": writer2_suite}
+    names = list(suites) if args.writer == "both" else [args.writer]
+    tables: dict[str, dict[str, Tally]] = {}
+    crashes: list[tuple[str, Path]] = []
+    for writer in names:
+        table = tables[writer] = {}
+        for i, what, bundle, truth, tags in suites[writer](args, only):
+            incs, seconds, err = run_one(bundle, bundle.with_suffix(".duckdb"))
+            if err:
+                crashes.append((writer, bundle))
+                print(f"{i:3d} {writer} {bundle}: investigate crashed (counted as a miss)\n{err}")
+            score(truth, incs, rows_for(table, tags), seconds)
+            got = [(x["kind"], x["root_cause"]["id"]) for x in incs[:3]]
+            print(f"{i:3d} {what:<14} faults {[(f['kind'], f['root_cause']['id']) for f in truth]} "
+                  f"-> {got} ({seconds:.1f} s)")
+    for writer, table in tables.items():
+        if table:
+            order = sorted(table, key=lambda k: (k == "all", k == "two faults", "(" in k,
+                                                 KINDS.index(k) if k in KINDS else 99, k))
+            print_table(writer, {k: table[k] for k in order})
+    for writer, bundle in crashes:
+        print(f"investigate crashed on {writer} bundle {bundle}")
 
 
 if __name__ == "__main__":
