@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks.writer2 import CYCLE, HARD, KINDS, write_bundle
-from collectors.ingest import ingest_bundle
-from collectors.store import Store
+from collectors.store.ingest import ingest_bundle
+from collectors.store.writer import Store
 
 WRITER2 = Path(__file__).resolve().parents[1] / "benchmarks" / "writer2"
 ISO_MS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
