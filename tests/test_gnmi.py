@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from collectors.core.schema import canonical_counters, counter_map
-from collectors.core.source import Sink, SourceFile
+from collectors.core.source import MAX_RECORD_BYTES, Sink, SourceFile
 from collectors.formats import gnmi
 from collectors.formats.gnmi import lines as gnmi_lines
 from collectors.formats.gnmi import reader as gnmi_reader
@@ -679,6 +679,19 @@ def test_oversized_object_is_rejected_and_stream_continues(write, monkeypatch):
     _, sink = parse_text(write, json.dumps(big, indent=2) + "\n" + json.dumps(small, indent=2))
     assert (sink.loaded, sink.rejected) == (1, 1)
     assert "longer than 450 characters" in sink.rejects[0][1] and sink.rejects[0][0] == 1
+    assert samples(sink) == [("leaf-01", "swp1", "in-octets", "", 3.0)]
+
+
+def test_a_pretty_printed_record_past_the_record_size_is_one_reject(write):
+    # the bound of a record over many lines is the bound of a line (8 MiB), not 64 Mi
+    big = note("interfaces/interface[name=swp1]", "state/description", "x", "y" * 1000)
+    big["updates"] = big["updates"] * 9000  # ~9 MB once indented
+    small = note("interfaces/interface[name=swp1]", "state/counters/in-octets", "x", "3")
+    text = json.dumps(big, indent=2)
+    assert len(text) > gnmi_scan.MAX_DOC_CHARS == MAX_RECORD_BYTES
+    _, sink = parse_text(write, text + "\n" + json.dumps(small, indent=2))
+    assert (sink.loaded, sink.rejected) == (1, 1)
+    assert f"longer than {MAX_RECORD_BYTES} characters" in sink.rejects[0][1]
     assert samples(sink) == [("leaf-01", "swp1", "in-octets", "", 3.0)]
 
 

@@ -11,10 +11,12 @@ import orjson
 import polars as pl
 
 from collectors.core.schema import screen
-from collectors.core.source import Sink
+from collectors.core.source import MAX_RECORD_BYTES, Sink
 from collectors.formats.gnmi.paths import _FIRST, _I64, _NUMSTART, _NUMTYPES, _plain
 
-MAX_DOC_CHARS = 64 * 1024 * 1024
+# a gnmic record pretty-printed over many lines is still one record: the bound of a line
+# (MAX_RECORD_BYTES, 8 MiB), not the 64 Mi of a whole-file document (LLDP JSON, sacct --json)
+MAX_DOC_CHARS = MAX_RECORD_BYTES
 
 _OTHER_ROWS = ("text_samples", "events")  # what a record writes to the sink directly
 
