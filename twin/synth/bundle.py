@@ -19,6 +19,7 @@ from twin.queueing import QueueConfig
 from twin.routing import FabricState
 from twin.scenario import Scenario, from_document, read_document
 from twin.schema import Source
+from twin.synth import jobs, nic_snapshots, switch_counters, syslog_events, topology_files
 from twin.synth.files import write_text
 from twin.synth.writer import GENERATOR, BundleWriter
 from twin.topology import Fabric, build
@@ -147,10 +148,25 @@ def _write_bundle(scenario_path: str | Path, out: str | Path, seed: int) -> Gene
                    until=duration, sample_every=step, telemetry=QueueConfig())
     writer = BundleWriter(tmp, fabric, sc, faults, rng, t0, step, duration, name=path.stem)
     _effects(writer, FabricState(fabric, mode=sc.modes, seed=sc.seed + seed), traffic, res, faults)
-    writer.write(res)
+    _write_files(writer, res)
     labels = writer.labels(seed, str(path))
     write_text(tmp / "labels.json", json.dumps(labels, indent=2) + "\n")
     return Generated(tmp, labels, writer.files)
+
+
+def _write_files(writer: BundleWriter, res) -> None:
+    """Every file of the bundle but labels.json, family by family, in a fixed order (the
+    writer's random draws follow it, so the bytes do too)."""
+    n_samples = writer.start(res)
+    for device in sorted(writer.ports_of):
+        if device in writer.collector:
+            switch_counters.write_switch(writer, device, n_samples)
+        else:
+            nic_snapshots.write_host(writer, device, n_samples)
+    topology_files.write_topology(writer)
+    syslog_events.write_syslog(writer)
+    jobs.write_jobs(writer)
+    writer.finish()
 
 
 REORDER = {"spray": 1e-3, "ar": 1e-4, "ecmp": 0.0}  # out-of-sequence share of received packets

@@ -16,7 +16,6 @@ import numpy as np
 from collectors.core.timeparse import ns_to_iso
 from twin.faults import Fault
 from twin.scenario import Scenario
-from twin.synth import jobs, nic_snapshots, switch_counters, syslog_events, topology_files
 from twin.synth.files import NS, write_text
 from twin.synth.names import SWITCH_COUNTERS
 from twin.telemetry import port_series
@@ -105,8 +104,10 @@ class BundleWriter:
         return True
 
     # -- the bundle ------------------------------------------------------------------------------
-    def write(self, res) -> None:
-        """Write every file of the bundle but labels.json, from the twin's result `res`."""
+    def start(self, res) -> int:
+        """Begin the bundle from the twin's result `res`: its manifest, and the reboot it
+        plants; returns the number of samples. The families' modules then write their files
+        (twin.synth.bundle, so that they import this module and not the other way round)."""
         self.res = res
         self.out.mkdir(parents=True, exist_ok=True)
         write_text(self.out / "manifest.json", json.dumps({
@@ -115,14 +116,10 @@ class BundleWriter:
             indent=2) + "\n")
         n_samples = len(res.sample_times)
         self.pick_reboot(n_samples)
-        for device in sorted(self.ports_of):
-            if device in self.collector:
-                switch_counters.write_switch(self, device, n_samples)
-            else:
-                nic_snapshots.write_host(self, device, n_samples)
-        topology_files.write_topology(self)
-        syslog_events.write_syslog(self)
-        jobs.write_jobs(self)
+        return n_samples
+
+    def finish(self) -> None:
+        """Count the files written (labels.json comes after)."""
         self.files = sum(1 for p in self.out.rglob("*") if p.is_file())
 
     def pick_reboot(self, n_samples: int) -> None:
