@@ -38,6 +38,7 @@ import pyarrow as pa
 
 from replay.fabric import fabric_from_store
 from replay.outages import merge_outages
+from replay.results import ensure_results
 from twin.parallel import run_tasks
 from twin.routing import BALANCERS, FabricState, route
 from twin.topology import Fabric, TopologyError
@@ -87,6 +88,7 @@ def replay(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
     """
     if routing not in BALANCERS:
         raise ValueError(f"unknown routing {routing!r}; one of {', '.join(BALANCERS)}")
+    ensure_results(con)  # replay's own tables, whatever opened the connection
     started = time.perf_counter()
     created = datetime.utcnow().replace(microsecond=0)
     lo, hi = con.execute("SELECT min(ts), max(ts) FROM samples").fetchone()

@@ -23,11 +23,12 @@ import orjson
 
 from collectors.settings import analysis_memory
 from collectors.store.ingest import ingest_bundle
-from collectors.store.lake import open_for_ingest, open_for_replay
+from collectors.store.lake import open_for_ingest
 from collectors.store.writer import duckdb_setting
 from replay.detectors import DETECTORS, Incident, _iso
 from replay.expected import ReplaySummary, replay
 from replay.impact import add_impact
+from replay.results import ensure_results, open_results
 
 # a window bound: a time (naive UTC), a span back from the end of the data, or open
 When = datetime | timedelta | None
@@ -149,6 +150,7 @@ def _materialize_rates(con: duckdb.DuckDBPyConnection, main: str) -> None:
 
 def store_incidents(con: duckdb.DuckDBPyConnection, incidents: list[Incident]) -> None:
     """Replace the store's incidents and incident_evidence with these, rank 1 first."""
+    ensure_results(con)
     con.execute("DELETE FROM incidents")
     con.execute("DELETE FROM incident_evidence")
     if not incidents:
@@ -213,7 +215,7 @@ def investigate(bundle: str | Path, db: str | Path, t_from: When = None, t_to: W
         ingested = ingest_bundle(store, bundle, progress=ingest_progress, totals=False)
     if step:
         step("replay and diagnose")
-    with open_for_replay(db) as con:
+    with open_results(db) as con:
         try:
             t_from, t_to = resolve_window(con, t_from, t_to, f"{bundle} (store {db})")
             summary, incidents = replay_and_diagnose(con, t_from, t_to, window_s,

@@ -26,7 +26,7 @@ lake keep their `counter` when the counter map later learns their vendor name (P
 are immutable): re-export from a store to remap them. One writer at a time (a lock file).
 
 Replay into a lake (`open_for_replay`): the data tables are read where they lie; the results
-(replay_runs, expected_ports, incidents, incident_evidence) are computed in memory and replace
+(tables whose names and DDL the caller gives: replay's own) are computed in memory and replace
 the lake's result files whole, as a replay replaces them in a store.
 """
 
@@ -37,7 +37,7 @@ import json
 import os
 import shutil
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -60,7 +60,7 @@ from collectors.store.lakeread import (
     read_manifest,
     table_columns,
 )
-from collectors.store.schema import DATA_TABLES, sql_text
+from collectors.store.schema import DATA_TABLES
 from collectors.store.writer import Store
 
 _REPLACED_ON_INGEST = ("counters", "counter_map")
@@ -192,17 +192,16 @@ def open_for_ingest(db: str | Path) -> Iterator[Store]:
         _remove_unlisted(root, doc)
 
 
-RESULT_TABLES = ("replay_runs", "expected_ports", "incidents", "incident_evidence")
-
-
 @contextmanager
-def open_for_replay(db: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
+def open_for_replay(db: str | Path, tables: Sequence[str],
+                    ddl: str) -> Iterator[duckdb.DuckDBPyConnection]:
     """A writable connection for replay and diagnosis: a DuckDB store's own; for a lake, an
-    in-memory DuckDB over the lake whose result tables (replay_runs, expected_ports, incidents,
-    incident_evidence) are real, empty tables. When the block ends without an error they
-    replace the lake's result files (the manifest, replaced atomically, commits them)."""
+    in-memory DuckDB over the lake whose result `tables` (created by `ddl`, the caller's: replay
+    owns them) are real, empty tables. When the block ends without an error they replace the
+    lake's result files (the manifest, replaced atomically, commits them)."""
     if not is_lake(db):
         with Store.open(db) as store:
+            store.con.execute(ddl)
             yield store.con
         return
     root = Path(db)
@@ -213,8 +212,8 @@ def open_for_replay(db: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
         try:
             con.execute(f"SET memory_limit = {quote(duckdb_memory('read'))}")
             blank = duckdb.connect(":memory:")
-            blank.execute(sql_text("schema.sql"))
-            for table in RESULT_TABLES:
+            blank.execute(ddl)
+            for table in tables:
                 cols = ", ".join(f'"{c}" {t}' for c, t in table_columns(blank, table))
                 # a view over earlier results, or an empty table where there were none yet
                 kind = "VIEW" if con.execute("SELECT count(*) FROM duckdb_views() WHERE view_name = ?",
@@ -224,9 +223,10 @@ def open_for_replay(db: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
             blank.close()
             yield con
             tag = "replay-" + datetime.now(UTC).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
-            for table in RESULT_TABLES:
+            for table in tables:
                 rows, files = _write_table(con, table, f"SELECT * FROM {table}", root, tag)
-                doc["tables"][table].update(rows=rows, files=files)  # the old files go after
+                entry = doc["tables"].setdefault(table, {"partitioned": False, "rows": 0, "files": []})
+                entry.update(rows=rows, files=files)  # the old files go after the commit
         finally:
             con.close()
         _write_manifest(root, doc)

@@ -9,7 +9,7 @@ from pathlib import Path
 import duckdb
 
 from collectors.store.connect import StoreError, fence
-from collectors.store.schema import sql_text
+from collectors.store.schema import schema_ddl, sql_text
 
 VERSION = 1
 MANIFEST = "lake.json"
@@ -77,7 +77,7 @@ def lake_connection(root: str | Path) -> duckdb.DuckDBPyConnection:
     doc = read_manifest(root)
     con = duckdb.connect(":memory:")
     con.execute("SET enable_progress_bar = false")
-    con.execute(sql_text("schema.sql"))
+    con.execute(schema_ddl())
     for table in TABLES:
         files = doc["tables"].get(table, {}).get("files", [])
         if not files:

@@ -1,6 +1,7 @@
 """The DuckDB store: one file any DuckDB client can read (design section 5).
 
-`Store.open(path)` creates the tables of `sql/schema.sql` if needed, refreshes `counter_map`
+`Store.open(path)` creates the tables of `sql/schema.sql` (and those registered by the layers above,
+`schema.register_tables`) if needed, refreshes `counter_map`
 from the CSV data files and (re)creates the views of `sql/views.sql`. `ingest_file` loads one
 file in one transaction: a crash leaves either the whole file or nothing. Small files may share
 one transaction (`group=True`, then `commit()`), which saves a commit per file.
@@ -28,7 +29,7 @@ from collectors.settings import DUCKDB_MEMORY, duckdb_memory
 from collectors.store.connect import StoreError, connect  # noqa: F401 - StoreError re-exported
 from collectors.store.frames import batch_height, frame_of
 from collectors.store.readonly import open_readonly  # noqa: F401 - re-exported
-from collectors.store.schema import DATA_TABLES, sql_text
+from collectors.store.schema import DATA_TABLES, schema_ddl, sql_text
 
 if TYPE_CHECKING:  # the pool imports every format family; the store needs only the type
     from collectors.store.pool import ParsedFile
@@ -108,7 +109,7 @@ class Store:
             con.execute(f"SET memory_limit = '{limit}'")
         store = cls(con, str(path))
         store.memory_chosen = memory_limit is not None or DUCKDB_MEMORY.is_set()
-        con.execute(sql_text("schema.sql"))
+        con.execute(schema_ddl())
         store._load_counter_map()
         con.execute(sql_text("views.sql"))
         store.interrupted = store._remove_interrupted()

@@ -65,9 +65,9 @@ def replay(db: str, t_from, t_to, window_s, routing: str, chunk_windows: int | N
     rounding). Exit 0 no incident, 5 incidents, 6 no telemetry in the window (the stored
     diagnosis is then kept as it was).
     """
-    from collectors.store.lake import open_for_replay
     from collectors.store.writer import StoreError
     from replay.investigate import replay_and_diagnose
+    from replay.results import open_results
     from twin.parallel import ExecutorError
 
     check_order(t_from, t_to)
@@ -77,7 +77,7 @@ def replay(db: str, t_from, t_to, window_s, routing: str, chunk_windows: int | N
                 "address": ray_address, "chunk_windows": chunk_windows}
     no_telemetry, bad_window = _diagnosis_failures()
     try:
-        with progress(quiet, f"replay {db}"), open_for_replay(db) as con:
+        with progress(quiet, f"replay {db}"), open_results(db) as con:
             summary, incidents = replay_and_diagnose(con, t_from, t_to, window_s, routing,
                                                      what=str(db), **parallel)
     except no_telemetry as exc:

@@ -92,35 +92,5 @@ CREATE TABLE IF NOT EXISTS jobs (
 
 CREATE TABLE IF NOT EXISTS job_hosts (job_id VARCHAR NOT NULL, host VARCHAR NOT NULL, file_id INTEGER);
 
--- Written by `fabtwin replay` and `fabtwin investigate`; each run replaces the previous one.
--- One row per replay run (the latest only).
-CREATE TABLE IF NOT EXISTS replay_runs (
-    created TIMESTAMP NOT NULL, t_from TIMESTAMP, t_to TIMESTAMP, window_s DOUBLE,
-    windows INTEGER, planes INTEGER, tiers INTEGER, ports INTEGER, routing VARCHAR,
-    status VARCHAR NOT NULL,  -- ok | no_fabric (no cabling, or a fabric the twin refuses)
-    note VARCHAR
-);
-
--- Per port and replay window: the twin's expected load against what the port reported
--- (bytes/s averaged over the window). tier: 0 host-leaf, 1 leaf-spine/agg, 2 agg-core.
--- up_fraction: the share of the window the port's link was up. uplink: the port is the lower end
--- of its cable (its tx goes up the tree: a host's NIC port, a leaf's port to a spine).
-CREATE TABLE IF NOT EXISTS expected_ports (
-    window_start TIMESTAMP NOT NULL, window_end TIMESTAMP NOT NULL,
-    port_id VARCHAR NOT NULL, device VARCHAR NOT NULL, ifname VARCHAR NOT NULL,
-    link_id VARCHAR, peer_port VARCHAR, plane VARCHAR, tier INTEGER,
-    capacity_bytes_per_s DOUBLE, up_fraction DOUBLE,
-    expected_tx_bytes_per_s DOUBLE, observed_tx_bytes_per_s DOUBLE,
-    expected_rx_bytes_per_s DOUBLE, observed_rx_bytes_per_s DOUBLE, uplink BOOLEAN
-);
-
--- The ranked incidents of the latest diagnosis (rank 1 = best), and their evidence rows.
-CREATE TABLE IF NOT EXISTS incidents (
-    rank INTEGER NOT NULL, kind VARCHAR NOT NULL, root_type VARCHAR NOT NULL,
-    root_id VARCHAR NOT NULL, start TIMESTAMP, "end" TIMESTAMP, score DOUBLE,
-    summary VARCHAR, impact VARCHAR  -- JSON text: {"jobs": [...], "links": [...], ...}
-);
-
-CREATE TABLE IF NOT EXISTS incident_evidence (
-    rank INTEGER NOT NULL, seq INTEGER NOT NULL, evidence VARCHAR  -- JSON text, one row each
-);
+-- The tables replay writes (its results) are replay's own: replay/sql/results.sql,
+-- registered with the store by replay.results (collectors.store.schema.register_tables).
