@@ -56,3 +56,13 @@ def test_port_util_is_bounded_by_the_window(wrapped_db):
     util = StoreData(wrapped_db)._port_util(T0 + timedelta(seconds=1), T0 + timedelta(seconds=11))
     assert util == pytest.approx({"leaf-p0-01:swp1": 90_000, "leaf-p0-01:swp2": 100_000})
     assert StoreData(wrapped_db)._port_util(T0 + timedelta(seconds=40), T0 + timedelta(seconds=50)) == {}
+
+
+def test_the_drill_down_series_counts_wraps_and_drops_resets_like_the_view(wrapped_db):
+    data = StoreData(wrapped_db)
+    (wrap,) = data.port_series_many(["leaf-p0-01:swp1"], ["tx_bytes_per_s"])
+    (reset,) = data.port_series_many(["leaf-p0-01:swp2"], ["tx_bytes_per_s"])
+    # one rate per 10 s sample: the wrap interval is (2^32 - 4,294,900,000 + 200,000) / 10 s,
+    # not a gap; the interval across the reset is no rate at all (dropping wraps lost 26,730)
+    assert [r for r in wrap.observed if r is not None] == pytest.approx([90_000, 26_729.6, 100_000])
+    assert [r for r in reset.observed if r is not None] == pytest.approx([100_000, 10_000])

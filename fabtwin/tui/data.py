@@ -189,14 +189,16 @@ class StoreData:
                 SELECT cname, device, ifname, arg_max(metric, n) AS metric FROM (
                     SELECT cname, device, ifname, metric, count(*) AS n FROM s GROUP BY ALL)
                 GROUP BY ALL
-            ), d AS (
-                SELECT s.*, value - lag(value) OVER w AS dv,
+            ), d AS (  -- the store's counter_delta (views.sql): wraps added back, resets NULL
+                SELECT s.*, counter_delta(value, lag(value) OVER w,
+                                          max(value) OVER (PARTITION BY device, ifname, metric,
+                                                           qualifier)) AS dv,
                     epoch_us(ts - lag(ts) OVER w) / 1e6 AS dt
                 FROM s JOIN best USING (cname, device, ifname, metric)
                 WINDOW w AS (PARTITION BY device, ifname, metric, qualifier ORDER BY ts)
             ), r AS (
                 SELECT cname, device, ifname, ts, max(dt) AS dt,
-                    sum(CASE WHEN dv >= 0 AND dt > 0 THEN dv / dt END) AS rate
+                    sum(CASE WHEN dv IS NOT NULL AND dt > 0 THEN dv / dt END) AS rate
                 FROM d WHERE dt IS NOT NULL GROUP BY ALL
             ), b AS (  -- ports sample at their own instants: align them on the sampling period
                 SELECT greatest(1, round(median(dt)))::BIGINT AS period FROM r
