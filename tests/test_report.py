@@ -5,10 +5,11 @@ from __future__ import annotations
 import base64
 import json
 import shutil
-from datetime import datetime
+from datetime import datetime, timedelta
 from html.parser import HTMLParser
 from pathlib import Path
 
+import duckdb
 import pytest
 from click.testing import CliRunner
 from conftest import REPO
@@ -297,3 +298,29 @@ def test_report_rates_keep_wraps_and_drop_resets_as_the_view(tmp_path):
     assert got[("leaf-01:swp1", 20)] == pytest.approx(19.6)  # 100 + 2^32 - 4294967200 in 10 s
     assert got.get(("leaf-01:swp1", 30)) is None  # 100 -> 50: a reset, no rate
     assert got[("leaf-01:swp2", 20)] == pytest.approx(81920.0)  # 409600 + 409600 in 10 s
+
+
+def test_a_cable_is_down_while_either_end_says_so_in_the_heatmap():
+    """Both ends report an outage a little apart: the window's down share is their union (as
+    replay.outages.merge_outages), not the longer end's, and apart outages add up."""
+    from types import SimpleNamespace
+
+    from fabtwin.report.data import Windows
+
+    con = duckdb.connect()
+    t = datetime(2026, 11, 30, 3, 0, 0)
+    con.execute("""CREATE TEMP TABLE report_cables AS SELECT * FROM (VALUES
+        ('a:1--b:1', 'a:1', 'b:1', 'a', 'b', 0, 1, 1e9),
+        ('a:2--b:2', 'a:2', 'b:2', 'a', 'b', 0, 1, 1e9)) AS c(link_id, port_lo, port_hi, dev_lo,
+        dev_hi, plane, tier, capacity_Bps)""")
+    con.execute("CREATE TEMP TABLE report_port_windows (port VARCHAR, w TIMESTAMP, tx DOUBLE, "
+                "rx DOUBLE, errors DOUBLE)")
+    s = lambda k: t + timedelta(seconds=k)  # noqa: E731
+    con.execute('CREATE TEMP TABLE report_down (port_id VARCHAR, start TIMESTAMP, "end" TIMESTAMP)')
+    con.executemany("INSERT INTO report_down VALUES (?, ?, ?)", [
+        ("a:1", s(0), s(10)), ("b:1", s(5), s(20)),  # overlapping ends: 20 s, not 15
+        ("a:2", s(0), s(5)), ("b:2", s(10), s(15)), ("a:2", s(40), s(50))])  # apart: 10 s in
+    win = SimpleNamespace(con=con, width_s=30.0, end=s(60))
+    snap = Windows.snapshot(win, t)
+    down = dict(zip(snap["link_id"].to_list(), snap["down_fraction"].to_list(), strict=True))
+    assert down == pytest.approx({"a:1--b:1": 20 / 30, "a:2--b:2": 10 / 30})

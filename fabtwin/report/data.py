@@ -230,16 +230,22 @@ class Windows:
                                          coalesce(max(hi_tx), max(lo_rx))) AS bps,
                        max(errors) AS errors
                 FROM ends GROUP BY link_id
+            ), spans AS (  -- each end's outages, clipped to the window
+                SELECT c.link_id, greatest(r.start, $w) AS s, least(coalesce(r."end", $end), $w1) AS e
+                FROM report_down r JOIN report_cables c ON r.port_id = c.port_lo OR r.port_id = c.port_hi
+                WHERE r.start < $w1 AND coalesce(r."end", $end) > $w
+            ), islands AS (  -- replay.outages.merge_outages's rule, for every cable at once:
+                -- down while either end says so (overlapping or touching spans are one outage)
+                SELECT link_id, s, e, sum(CASE WHEN s <= reach THEN 0 ELSE 1 END)
+                    OVER (PARTITION BY link_id ORDER BY s, e ROWS UNBOUNDED PRECEDING) AS island
+                FROM (SELECT *, max(e) OVER (PARTITION BY link_id ORDER BY s, e
+                                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reach
+                      FROM spans)
             ), down AS (
-                -- both ends may report the outage: the link is down while either end says so
-                SELECT c.link_id, max(secs) AS down_s FROM (
-                    SELECT port_id, sum(epoch_us(least(coalesce("end", $end), $w1)
-                                                 - greatest(start, $w)) / 1e6) AS secs
-                    FROM report_down
-                    WHERE start < $w1 AND coalesce("end", $end) > $w
-                    GROUP BY port_id) s
-                JOIN report_cables c ON s.port_id = c.port_lo OR s.port_id = c.port_hi
-                GROUP BY c.link_id
+                SELECT link_id, sum(secs) AS down_s FROM (
+                    SELECT link_id, epoch_us(max(e) - min(s)) / 1e6 AS secs
+                    FROM islands GROUP BY link_id, island)
+                GROUP BY link_id
             )
             SELECT c.link_id, c.dev_lo, c.dev_hi, c.plane, c.tier,
                    l.bps / c.capacity_Bps AS util,
