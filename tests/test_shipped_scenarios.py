@@ -14,8 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from tests.conftest import REPO
+from conftest import REPO
 
 SCENARIOS = sorted((REPO / "scenarios").rglob("*.toml"))
 MEMORY_CAP = 4 << 30  # address space of the child: numpy, scipy and the run itself

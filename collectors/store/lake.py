@@ -271,14 +271,23 @@ def _drop_superseded(con: duckdb.DuckDBPyConnection, root: Path, doc: dict, tag:
     ids = ", ".join(str(int(i)) for i in gone)
     for table in DATA_TABLES:
         entry = doc["tables"][table]
+        if not entry["files"]:
+            continue
+        # one scan of the table's file_id column says which files hold such rows (a lake has a
+        # file per day and device: not a query per file)
+        listed = "[" + ", ".join(quote(str(root / rel)) for rel in entry["files"]) + "]"
+        hits = dict(con.execute(
+            f"SELECT filename, count(*) FROM read_parquet({listed}, hive_partitioning = false, "
+            f"union_by_name = true, filename = true) WHERE file_id IN ({ids}) GROUP BY filename"
+        ).fetchall())
         kept: list[str] = []
         for n, rel in enumerate(entry["files"]):
-            # one file alone: a partitioned file's day and device stay in its path
-            one = f"read_parquet({quote(str(root / rel))}, hive_partitioning = false)"
-            hit = con.execute(f"SELECT count(*) FROM {one} WHERE file_id IN ({ids})").fetchone()[0]
+            hit = hits.get(str(root / rel), 0)
             if not hit:
                 kept.append(rel)
                 continue
+            # the file alone: a partitioned file's day and device stay in its path
+            one = f"read_parquet({quote(str(root / rel))}, hive_partitioning = false)"
             new = (root / rel).with_name(f"{tag}-rewrite-{n}.parquet")
             rows = con.execute(f"COPY (SELECT * FROM {one} WHERE file_id NOT IN ({ids})) TO "
                                f"{quote(str(new))} (FORMAT parquet, COMPRESSION zstd)").fetchone()[0]
