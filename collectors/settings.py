@@ -85,11 +85,16 @@ def db_override() -> str | None:
     return DB.raw()
 
 
+def is_size(value: str) -> bool:
+    """Whether `value` is a DuckDB memory size like 512MB or 2GiB."""
+    return _MEMORY.fullmatch(value) is not None
+
+
 def _size(setting: Setting, default: str) -> str:
     value = setting.raw()
     if value is None:
         return default
-    if not _MEMORY.fullmatch(value):
+    if not is_size(value):
         raise setting.bad(value, "a size like 512MB or 2GiB")
     return value
 

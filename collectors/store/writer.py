@@ -10,7 +10,6 @@ one transaction (`group=True`, then `commit()`), which saves a commit per file.
 from __future__ import annotations
 
 import queue
-import re
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
@@ -25,7 +24,7 @@ import polars as pl
 
 from collectors.core.schema import canonical_counters, counter_map
 from collectors.core.source import Parser, Sink, SourceFile, run_parser
-from collectors.settings import DUCKDB_MEMORY, duckdb_memory
+from collectors.settings import DUCKDB_MEMORY, duckdb_memory, is_size
 from collectors.store.connect import StoreError, connect  # noqa: F401 - StoreError re-exported
 from collectors.store.frames import batch_height, frame_of
 from collectors.store.readonly import open_readonly  # noqa: F401 - re-exported
@@ -103,7 +102,7 @@ class Store:
         con = connect(path)
         con.execute("SET enable_progress_bar = false")  # it would print into our stdout
         limit = memory_limit or duckdb_memory("write")
-        if not re.fullmatch(r"\d+(\.\d+)?\s*[KMGT]i?B", limit):
+        if not is_size(limit):
             raise ValueError(f"memory limit {limit!r} is not like 512MB or 2GiB")
         if str(path) != ":memory:":
             con.execute(f"SET memory_limit = '{limit}'")
