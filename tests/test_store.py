@@ -245,3 +245,26 @@ def test_an_interrupted_ingest_is_removed_on_the_next_open(write, tmp_path):
         assert s.con.execute("SELECT count(*) FROM samples").fetchone()[0] == 0
         assert s.con.execute("SELECT count(*) FROM files").fetchone()[0] == 0
     open_readonly(db).close()
+
+
+def test_open_refreshes_a_changed_counter_map_and_views_but_skips_unchanged(tmp_path):
+    """Store.open rewrites the counter map and the views only when they differ from the
+    package's (an old store, a new release); an unchanged store is not rewritten."""
+    from collectors.store.writer import Store
+
+    path = tmp_path / "s.duckdb"
+    with Store.open(path) as s:
+        n_map = s.con.execute("SELECT count(*) FROM counter_map").fetchone()[0]
+        # an older release's store: one mapping missing, views of another text
+        s.con.execute("DELETE FROM counter_map WHERE rowid IN (SELECT min(rowid) FROM counter_map)")
+        s.con.execute("CREATE OR REPLACE VIEW links AS SELECT 1 AS stale")
+        s.con.execute("COMMENT ON VIEW port_rates IS 'an older views.sql'")
+    with Store.open(path) as s:
+        assert s.con.execute("SELECT count(*) FROM counter_map").fetchone()[0] == n_map
+        assert "stale" not in [c[0] for c in s.con.execute("DESCRIBE links").fetchall()]
+        # unchanged now: a view edited without touching the mark stays (proof nothing was rerun)
+        s.con.execute("CREATE OR REPLACE VIEW unmapped_metrics AS SELECT 2 AS kept")
+        mark = s.con.execute("SELECT comment FROM duckdb_views() WHERE view_name = 'port_rates'").fetchone()[0]
+        assert mark.startswith("fabtwin views.sql sha256 ")
+    with Store.open(path) as s:
+        assert [c[0] for c in s.con.execute("DESCRIBE unmapped_metrics").fetchall()] == ["kept"]

@@ -9,6 +9,7 @@ one transaction (`group=True`, then `commit()`), which saves a commit per file.
 
 from __future__ import annotations
 
+import hashlib
 import queue
 import threading
 from collections.abc import Callable, Iterator
@@ -110,7 +111,7 @@ class Store:
         store.memory_chosen = memory_limit is not None or DUCKDB_MEMORY.is_set()
         con.execute(schema_ddl())
         store._load_counter_map()
-        con.execute(sql_text("views.sql"))
+        store._create_views()
         store.interrupted = store._remove_interrupted()
         return store
 
@@ -143,21 +144,42 @@ class Store:
             self.con.close()
 
     def _load_counter_map(self) -> None:
+        """The `counters` and `counter_map` tables from the package's CSVs; when they changed
+        (a new store, a new release), samples loaded before the map knew their name get their
+        canonical name now. An unchanged map costs one read (rewriting it was half the cost
+        of opening a store)."""
         canon = canonical_counters()
-        rows = [(m.family, m.vendor_name, m.canonical, canon[m.canonical].kind, m.scale, m.source)
-                for m in counter_map().values()]
+        counters = sorted((c.name, c.kind, c.unit, c.description) for c in canon.values())
+        rows = sorted((m.family, m.vendor_name, m.canonical, canon[m.canonical].kind,
+                       float(m.scale), m.source) for m in counter_map().values())
+        have = self.con.execute("SELECT * FROM counters ORDER BY ALL").fetchall()
+        have_map = self.con.execute("SELECT * FROM counter_map ORDER BY ALL").fetchall()
+        if have == counters and have_map == rows:
+            return
         self.con.execute("BEGIN")
         self.con.execute("DELETE FROM counters")
-        self.con.executemany("INSERT INTO counters VALUES (?, ?, ?, ?)",
-                             [(c.name, c.kind, c.unit, c.description) for c in canon.values()])
+        _insert_rows(self.con, "counters", ["counter", "kind", "unit", "description"], counters)
         self.con.execute("DELETE FROM counter_map")
-        self.con.executemany("INSERT INTO counter_map VALUES (?, ?, ?, ?, ?, ?)", rows)
-        # samples loaded before the map knew their name get their canonical name now
+        _insert_rows(self.con, "counter_map",
+                     ["family", "vendor_name", "canonical", "kind", "scale", "source"], rows)
         self.con.execute(
             "UPDATE samples SET counter = m.canonical, value = samples.value * m.scale "
             "FROM files f, counter_map m WHERE samples.counter IS NULL "
             "AND f.file_id = samples.file_id AND m.family = f.family AND m.vendor_name = samples.metric")
         self.con.execute("COMMIT")
+
+    def _create_views(self) -> None:
+        """(Re)create the views and macros of `sql/views.sql` unless the store has this very
+        text already (its hash is the comment of the `port_rates` view)."""
+        text = sql_text("views.sql")
+        mark = f"fabtwin views.sql sha256 {hashlib.sha256(text.encode()).hexdigest()}"
+        row = self.con.execute(
+            "SELECT comment FROM duckdb_views() WHERE view_name = 'port_rates' "
+            "AND schema_name = 'main' AND database_name = current_database()").fetchone()
+        if row and row[0] == mark:
+            return
+        self.con.execute(text)
+        self.con.execute(f"COMMENT ON VIEW port_rates IS '{mark}'")
 
     # -- lookups parsers need ----------------------------------------------------------------
     def lookup_maps(self) -> tuple[dict[str, str], dict[tuple[str, str, int], str]]:
@@ -523,3 +545,17 @@ def duckdb_setting(con: duckdb.DuckDBPyConnection, name: str, value: str) -> Ite
     finally:
         con.execute(f"SET {name} = ?", [str(before).lower() if isinstance(before, bool)
                                         else before])
+
+
+def _insert_rows(con: duckdb.DuckDBPyConnection, table: str, columns: list[str],
+                 rows: list[tuple]) -> None:
+    """Insert `rows` into `table` in one statement (executemany costs a statement per row)."""
+    if not rows:
+        return
+    frame = pl.DataFrame(rows, schema=columns, orient="row", infer_schema_length=None)
+    con.register("_fabtwin_rows", frame.to_arrow())
+    try:
+        con.execute(f"INSERT INTO {table} ({', '.join(columns)}) "
+                    f"SELECT {', '.join(columns)} FROM _fabtwin_rows")
+    finally:
+        con.unregister("_fabtwin_rows")
