@@ -91,7 +91,7 @@ def test_every_knob_is_wired_or_refused_with_its_line(tmp_path, table, key):
     """A knob sets its Transport field when the model has it; otherwise a one-line error
     naming the file, the key and its line (never accepted and ignored)."""
     value = {"cc": '"dcqcn"', "pfc": "true", "mtu_bytes": "1000", "header_bytes": "50",
-             "paths": "64", "size_packets": "100", "size_bytes": '"400KB"', "kmin": '"100KB"',
+             "paths": "64", "window_bdp": "2.0", "size_packets": "50", "size_bytes": '"400KB"', "kmin": '"100KB"',
              "kmax": '"10MB"', "pmax": "0.5"}[key]
     text = FABRIC + '\n[transport]\nkind = "roce"\n' + (f"{key} = {value}\n" if table == "transport"
                                                        else f"\n[queues]\n{key} = {value}\n")
@@ -106,9 +106,70 @@ def test_every_knob_is_wired_or_refused_with_its_line(tmp_path, table, key):
                             f"(line {line_of(text, key + ' =')})"), msg
 
 
-def test_today_the_model_has_pfc_mtu_and_headers_and_not_the_rest():
-    """What the wiring above found in twin.queueing.Transport when this was written; a MODEL
-    merge that adds a field turns its refusal into wiring (update this list then)."""
+@dataclasses.dataclass(frozen=True)
+class Modelled(Transport):
+    """A Transport with a field for every knob: what the wiring does once the model has them."""
+
+    cc: str = "none"
+    window_bdp: float | None = None
+    paths: int = 0
+    queue_packets: float = 100.0
+    kmin_bytes: float = 150e3
+    kmax_bytes: float = 1.5e6
+    pmax: float = 0.2
+
+
+@pytest.fixture
+def modelled(monkeypatch):
+    import twin.scenario as scenario
+
+    monkeypatch.setattr(scenario, "Transport", Modelled)
+    monkeypatch.setattr(scenario, "TRANSPORTS", {"roce": Modelled(4000, 64), "uec": Modelled(4086, 64)})
+
+
+KNOBBED = FABRIC + """
+[transport]
+kind = "uec"
+cc = "uec"
+window_bdp = 2
+paths = 64
+mtu_bytes = 2000
+header_bytes = 100
+pfc = true
+
+[queues]
+size_bytes = "420KB"
+kmin = "100KB"
+kmax = "1MB"
+pmax = 0.5
+"""
+
+
+def test_once_the_model_has_the_fields_every_knob_sets_its_own(tmp_path, modelled):
+    t = load(write(tmp_path, KNOBBED)).transport
+    # 420 KB of queue holds 200 of the 2,100-byte packets
+    assert t == Modelled(2000, 100, lossless=True, cc="uec", window_bdp=2.0, paths=64,
+                         queue_packets=200.0, kmin_bytes=100e3, kmax_bytes=1e6, pmax=0.5)
+    packets = KNOBBED.replace('size_bytes = "420KB"', "size_packets = 50")
+    assert load(write(tmp_path, packets)).transport.queue_packets == 50
+
+
+@pytest.mark.parametrize("old,new,expected", [
+    ('kmin = "100KB"', 'kmin = "2MB"', "queues.kmin: kmin must be below kmax (line {kmin})"),
+    ('kmin = "100KB"', 'kmin = "lots"', "queues.kmin: 'lots' is not a number of bytes (e.g. 400KB, "
+     "1.5MB) (line {kmin})"),
+    ('size_bytes = "420KB"', 'size_bytes = "420KB"\nsize_packets = 3',
+     "queues.size_bytes: give size_packets or size_bytes, not both (line {size_bytes})"),
+])
+def test_knob_values_that_contradict_are_refused_with_their_line(tmp_path, modelled, old, new, expected):
+    text = KNOBBED.replace(old, new)
+    lines = {k: line_of(text, k + " =") for k in ("kmin", "size_bytes")}
+    assert error_of(tmp_path, text).endswith(expected.format(**lines))
+
+
+def test_pfc_mtu_and_headers_are_wired_today():
+    """The fields twin.queueing.Transport had when this was written; a model change that adds
+    a field turns that knob's refusal into wiring by itself."""
     wired = {k for k, f in KNOBS.items() if f in FIELDS}
     assert {("transport", "pfc"), ("transport", "mtu_bytes"), ("transport", "header_bytes")} <= wired
 
@@ -352,3 +413,27 @@ def test_a_sweep_runs_the_scenarios_transport(tmp_path):
     fluid = run_sweep(load_sweep(write(tmp_path, FABRIC + sweep)))["baseline"]["jobs"][0]["completion_s"]
     assert got == run(load(write(tmp_path, framed))).as_json()["jobs"][0]["completion_s"]
     assert got > fluid * 1.09  # 400 bytes of header on 4,086 of data: about 10% more on the wire
+
+
+@pytest.mark.parametrize("name,regime,reference,rtol", [
+    ("htsim_perm1024_roce_ecmp", "roce_ecmp", "perm1024_2MB", 1e-9),
+    ("htsim_perm1024_roce_ar", "roce_ar", "perm1024_2MB", 1e-9),
+    ("htsim_perm1024_uec_oblivious", "uec_oblivious", "perm1024_2MB", 1e-9),
+    ("htsim_perm1024_uec_reps", "uec_reps", "perm1024_2MB", 1e-9),
+    # the harness slows the links before the run, the scenario with a fault at t = 0: the
+    # engine takes the store-and-forward latency from the capacities at the start (0.03 us)
+    ("htsim_perm128_2tier_failed2_uec_reps", "uec_reps", "perm128_2MB_2tier_failed2", 1e-3),
+])
+def test_each_htsim_scenario_is_the_calibration_harness_run(tmp_path, name, regime, reference, rtol):
+    """`fabtwin simulate scenarios/<name>.toml --fct-csv` gives, flow by flow, the FCTs that
+    benchmarks/htsim_calibration.py compares with htsim for that run (fabric, mode, transport,
+    slowed links, hop latency): a user's CLI comparison is the benchmark's."""
+    from benchmarks.htsim_calibration import SCENARIOS, twin_fct_us
+
+    out = tmp_path / "twin.csv"
+    res = simulate(REPO / "scenarios" / f"{name}.toml", "--fct-csv", out)
+    assert res.exit_code == 0, res.output
+    with open(out, newline="") as fh:
+        fct = np.array([float(r["finish_us"]) - float(r["start_us"]) for r in csv.DictReader(fh)])
+    want = twin_fct_us(SCENARIOS[reference], regime, REPO / "tests" / "data" / "htsim")
+    np.testing.assert_allclose(fct, want, rtol=rtol, atol=1e-5)

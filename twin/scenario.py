@@ -42,8 +42,9 @@ kind = "roce"                 # roce | uec: htsim's packets (twin.queueing.ROCE,
 pfc = true                    # lossless with PFC (Transport.lossless); default: the kind's
 mtu_bytes = 4000              # payload per packet (Transport.payload_bytes); default: the kind's
 header_bytes = 64             # headers per packet (Transport.header_bytes); default: the kind's
-# cc = "dcqcn"                # dcqcn | uec | none  } refused while twin.queueing.Transport has
-# paths = 64                  # paths to spray over  } no field for them (see KNOBS)
+# cc = "dcqcn"                # dcqcn | uec | none       } refused while
+# window_bdp = 1.5            # the window, in BDPs      } twin.queueing.Transport has
+# paths = 64                  # paths to spray over      } no field for them (see KNOBS)
 
 [queues]                      # refused while Transport has no field for them (see KNOBS)
 # size_packets = 100          # or size_bytes = "400KB"
@@ -171,6 +172,7 @@ class TransportTable(_Table):
     pfc: bool | Unset = UNSET
     mtu_bytes: Count | Unset = UNSET
     header_bytes: Index | Unset = UNSET
+    window_bdp: Positive | Unset = UNSET
     paths: Count | Unset = UNSET
 
 
@@ -192,8 +194,9 @@ KNOBS: dict[tuple[str, str], str] = {
     ("transport", "mtu_bytes"): "payload_bytes",
     ("transport", "header_bytes"): "header_bytes",
     ("transport", "paths"): "paths",
-    ("queues", "size_packets"): "queue_bytes",
-    ("queues", "size_bytes"): "queue_bytes",
+    ("transport", "window_bdp"): "window_bdp",
+    ("queues", "size_packets"): "queue_packets",
+    ("queues", "size_bytes"): "queue_packets",
     ("queues", "kmin"): "kmin_bytes",
     ("queues", "kmax"): "kmax_bytes",
     ("queues", "pmax"): "pmax",
@@ -324,15 +327,13 @@ def transport_of(doc: Document, source: Source) -> Transport | None:
         if given:
             raise source.error(["queues"], "needs a [transport] table (kind = \"roce\" or \"uec\")")
         return None
-    base = TRANSPORTS[doc.transport.kind]
     have = {f.name for f in dataclasses.fields(Transport)}
     for table, key in given:
-        name = KNOBS[table, key]
-        if name not in have:
+        if KNOBS[table, key] not in have:
             raise source.error([table, key], f"not modelled: twin.queueing.Transport has no "
-                                             f"{name} field, so the twin would ignore it; remove the key")
-    q = doc.queues
-    if q is not None and q.size_packets is not UNSET and q.size_bytes is not UNSET:
+                                             f"{KNOBS[table, key]} field, so the twin would ignore "
+                                             "it; remove the key")
+    if ("queues", "size_packets") in given and ("queues", "size_bytes") in given:
         raise source.error(["queues", "size_bytes"], "give size_packets or size_bytes, not both")
     values: dict[str, object] = {}
     for (table, key), value in given.items():
@@ -343,9 +344,9 @@ def transport_of(doc: Document, source: Source) -> Transport | None:
                 raise source.error([table, key], f"{value!r} is not a number of bytes "
                                                  "(e.g. 400KB, 1.5MB)") from None
         values[KNOBS[table, key]] = value
-    out = dataclasses.replace(base, **values)
-    if q is not None and q.size_packets is not UNSET:  # packets of the transport's own size
-        out = dataclasses.replace(out, queue_bytes=q.size_packets * out.packet_bytes)
+    out = dataclasses.replace(TRANSPORTS[doc.transport.kind], **values)
+    if ("queues", "size_bytes") in given:  # a queue of bytes holds that many of its packets
+        out = dataclasses.replace(out, queue_packets=values["queue_packets"] / out.packet_bytes)
     if getattr(out, "kmin_bytes", 0) >= getattr(out, "kmax_bytes", np.inf):
         raise source.error(["queues", "kmin" if "kmin_bytes" in values else "kmax"],
                            "kmin must be below kmax")
