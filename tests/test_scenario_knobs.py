@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import json
+import re
 
 import numpy as np
 import pytest
@@ -366,6 +367,8 @@ def test_fct_csv_of_a_shipped_htsim_scenario_lines_up_with_htsims_file(tmp_path)
     out = tmp_path / "twin.csv"
     res = simulate(REPO / "scenarios" / "htsim_perm1024_uec_reps.toml", "--fct-csv", out)
     assert res.exit_code == 0, res.output
+    assert "transport 4086 + 64 bytes a packet, PFC off, done at the last ACK" in res.output
+    assert f"wrote    {out}: 1024 flows" in res.output
     with open(out, newline="") as fh, open(REPO / "tests/data/htsim/perm1024_2MB_uec_reps.fct.csv") as ref:
         twin, htsim = list(csv.DictReader(fh)), list(csv.DictReader(ref))
     key = ("id", "src", "dst", "size_bytes")
@@ -437,3 +440,24 @@ def test_each_htsim_scenario_is_the_calibration_harness_run(tmp_path, name, regi
         fct = np.array([float(r["finish_us"]) - float(r["start_us"]) for r in csv.DictReader(fh)])
     want = twin_fct_us(SCENARIOS[reference], regime, REPO / "tests" / "data" / "htsim")
     np.testing.assert_allclose(fct, want, rtol=rtol, atol=1e-5)
+
+
+def test_generate_puts_the_transports_headers_on_the_wire(tmp_path):
+    """A generated bundle's NIC counters carry the transport's bytes: one ring all-reduce of
+    64 MiB on 8 hosts sends 2 x 7/8 x 64 MiB per NIC, twice that with as many header bytes as
+    payload in every packet."""
+    import gzip
+
+    from twin.synth import generate
+
+    base = FABRIC.replace("hosts = 16", "hosts = 8").replace("hosts_per_leaf = 4", "hosts_per_leaf = 2")
+    base = base.split("[[jobs]]")[0] + ('[[jobs]]\ncollective = "allreduce_ring"\nsize = "64MiB"\n'
+                                        "iterations = 1\n\n[telemetry]\nduration_s = 20\nsample_s = 10\n")
+    sent = []
+    for name, extra in (("fluid", ""), ("framed", '\n[transport]\nkind = "uec"\nmtu_bytes = 2000\n'
+                                                   "header_bytes = 2000\n")):
+        generate(write(tmp_path, base + extra, f"{name}.toml"), tmp_path / name)
+        text = gzip.decompress((tmp_path / name / "nic/gpu-node-0001/eth0.ethtool.gz").read_bytes()).decode()
+        values = [int(v) for v in re.findall(r"tx_bytes_phy: (\d+)\n", text)]
+        sent.append(values[1] - values[0])  # over the window's first interval, where the job ran
+    assert sent == [2 * 7 * 2**23, 2 * 2 * 7 * 2**23]

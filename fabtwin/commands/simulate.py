@@ -47,6 +47,10 @@ def simulate(scenario: Path, as_json: bool, fct_csv: Path | None, quiet: bool) -
     click.echo(f"fabric   {fab['hosts']} hosts, {fab['endpoints']} endpoints, {fab['planes']} plane(s), "
                f"{fab['tiers']} tiers, {fab['switches']} switches, {fab['links']} links; "
                f"balancing {'/'.join(out['balancing']['modes'])}, NIC {out['balancing']['nic']}")
+    if (t := out["transport"]) is not None:
+        click.echo(f"transport {t['payload_bytes']:g} + {t['header_bytes']:g} bytes a packet, "
+                   f"PFC {'on' if t['lossless'] else 'off'}, "
+                   f"{'done at the last ACK' if t['acked'] else 'done at the last byte sent'}")
     for j in out["jobs"]:
         t = j["completion_s"]
         click.echo(f"job      {j['name']}: {j['collective']} of {j['size_bytes'] / 2**20:.1f} MiB on "
