@@ -461,3 +461,20 @@ def test_generate_puts_the_transports_headers_on_the_wire(tmp_path):
         values = [int(v) for v in re.findall(r"tx_bytes_phy: (\d+)\n", text)]
         sent.append(values[1] - values[0])  # over the window's first interval, where the job ran
     assert sent == [2 * 7 * 2**23, 2 * 2 * 7 * 2**23]
+
+
+def test_simulate_with_a_cm_loads_neither_duckdb_polars_nor_networkx(tmp_path):
+    """Process to process against htsim, start-up counts: a .cm scenario's run, CSV included,
+    imports none of the three (about 0.3 s of CPU between them; 0.8 -> 0.5 s per run)."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "fct.csv"
+    child = ("import sys\nfrom fabtwin.cli import main\n"
+             f"try:\n    main(['simulate', {str(REPO / 'scenarios/htsim_perm128_2tier_failed2_uec_reps.toml')!r}, "
+             f"'--fct-csv', {str(out)!r}, '-q'])\nexcept SystemExit as exc:\n    assert not exc.code, exc.code\n"
+             "print(sorted(m for m in ('duckdb', 'polars', 'networkx') if m in sys.modules))\n")
+    proc = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, cwd=REPO,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().splitlines()[-1] == "[]" and out.is_file()

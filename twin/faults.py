@@ -9,7 +9,9 @@ detector in replay and a style in the app (tests check that every kind has both)
 The `[[faults]]` keys, per kind (times take `_s` or `_ms`, not both; `kind` defaults to link_down):
 - every kind: `at_s`/`at_ms` (default 0), `duration_s`/`duration_ms`.
 - link_down, link_flap, link_degraded: which links, one of `link = "a--b"`, `links = [...]`,
-  `fraction = 0.1` (of the fabric links, drawn with the scenario's seed) or `plane = N`;
+  `fraction = 0.1` (of the fabric links, drawn with the scenario's seed), `plane = N`, or a
+  selector table `links = {leaf_uplinks_to_first_spines = 2}` / `links = {fraction = 0.1,
+  per_tier = true, seed = 1}` (`twin.schema.LinkSelector`, resolved by `twin.selectors`);
   a generated bundle takes `link` only (labels.json names one root cause per fault).
   link_down stays down in a generated bundle; in a what-if, back up after its duration if given.
   link_flap: `repeat` (default 1) down periods of `duration`, every `period_s`/`period_ms`

@@ -76,7 +76,6 @@ from typing import Literal
 import msgspec
 import numpy as np
 
-from collectors.formats.slurm.hostlist import HostlistError, expand
 from twin.collectives import COLLECTIVES, Collective
 from twin.engine import Result, Transfers, simulate
 from twin.faults import FAULT_KINDS, Fault, FaultParams, FaultSpec, inject
@@ -302,7 +301,7 @@ def from_document(doc: Document, source: Source) -> Scenario:
         try:
             hosts = _hosts(j.hosts, spec)
             coll = Collective(j.collective, hosts, size, j.start_ms / 1e3, seed=bal.seed + i)
-        except (ValueError, HostlistError) as exc:
+        except ValueError as exc:  # a HostlistError too
             raise source.error(["jobs", i], str(exc)) from exc
         jobs.append((j.name or f"job{i}", coll))
     flows_file = run.flows
@@ -359,6 +358,10 @@ def _hosts(value, spec: FabricSpec) -> np.ndarray:
     if isinstance(value, list):
         hosts = np.array(value, dtype=np.int64)
     else:
+        # imported here: the Slurm package loads polars (0.6 s), which a scenario naming its
+        # hosts by number, or a .cm, never needs
+        from collectors.formats.slurm.hostlist import expand
+
         names = expand(str(value))
         prefix = spec.host_prefix
         bad = [n for n in names if not n.startswith(prefix) or not n[len(prefix):].isdigit()]

@@ -19,7 +19,7 @@ from fabtwin.commands.common import command, fail, os_failure, progress, quiet_o
 @quiet_option
 def simulate(scenario: Path, as_json: bool, fct_csv: Path | None, quiet: bool) -> None:
     """Run a what-if SCENARIO.toml on the twin (format: twin/scenario.py, examples in scenarios/)."""
-    from collectors.store.readonly import OutputError, check_output_folder
+    from collectors.store.outputs import OutputError, check_output_folder
     from twin.scenario import ScenarioError, load, run
     from twin.topology import TopologyError
 
@@ -70,7 +70,7 @@ def simulate(scenario: Path, as_json: bool, fct_csv: Path | None, quiet: bool) -
 
 def _not_an_input(output: Path, inputs: list) -> None:
     """OutputError when `output` is one of the run's input files (under any name)."""
-    from collectors.store.readonly import OutputError
+    from collectors.store.outputs import OutputError
 
     for given in inputs:
         if given is None:
@@ -86,7 +86,7 @@ def _write_fct_csv(path: Path, outcome) -> None:
     """htsim's per-flow CSV, written beside `path` and moved over it once complete."""
     import csv
 
-    from collectors.store.readonly import replacing
+    from collectors.store.outputs import replacing
     from twin.scenario import FCT_COLUMNS
 
     with replacing(path) as tmp, open(tmp, "x", newline="") as fh:
