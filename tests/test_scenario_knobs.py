@@ -14,8 +14,9 @@ from click.testing import CliRunner
 from conftest import REPO
 
 from fabtwin.cli import main
+from twin.engine import LinkChange
 from twin.queueing import ROCE, UEC, Transport
-from twin.scenario import KNOBS, ScenarioError, load, run, what_if_faults
+from twin.scenario import KNOBS, ScenarioError, capacity_bytes, load, run, what_if_faults
 from twin.topology import build
 
 FABRIC = """\
@@ -478,3 +479,15 @@ def test_simulate_with_a_cm_loads_neither_duckdb_polars_nor_networkx(tmp_path):
                           timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip().splitlines()[-1] == "[]" and out.is_file()
+
+
+def test_link_utilization_is_of_the_capacity_the_link_had(tmp_path):
+    """Every link of the plane degraded to 100G from the start: the host links run full at
+    100G, 100% of what they had (not 25% of their 400G nominal); a cable down for 1 s of a
+    2 s run could carry 1 s of its 400G."""
+    degraded = FABRIC + '\n[[faults]]\nkind = "link_degraded"\nplane = 0\nspeed_gbps = 100\n'
+    out = run(load(write(tmp_path, degraded))).as_json()
+    assert out["busiest_links"][0]["utilization"] == pytest.approx(1.0, rel=1e-9)
+    fabric = build(load(write(tmp_path, FABRIC)).spec)
+    caps = capacity_bytes(fabric, [LinkChange(0.5, 3, 0.0), LinkChange(1.5, 3, 400.0)], 0.0, 2.0)
+    assert caps[6] == caps[7] == pytest.approx(400e9 / 8 * 1.0) and caps[0] == pytest.approx(400e9 / 8 * 2)

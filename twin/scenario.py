@@ -77,7 +77,7 @@ import msgspec
 import numpy as np
 
 from twin.collectives import COLLECTIVES, Collective
-from twin.engine import Result, Transfers, simulate
+from twin.engine import LinkChange, Result, Transfers, simulate
 from twin.faults import FAULT_KINDS, Fault, FaultParams, FaultSpec, inject
 from twin.queueing import ROCE, UEC, Transport
 from twin.routing import MODES, NIC_MODES, FabricState
@@ -407,6 +407,7 @@ class Outcome:
     job_names: list[str]
     wall_s: float
     flow_ids: np.ndarray | None = None  # per transfer: the .cm id, others numbered after them
+    changes: list[LinkChange] = field(default_factory=list)  # the faults' capacity changes
 
     def fct_rows(self) -> list[tuple]:
         """Per transfer, htsim's FCT columns (`FCT_COLUMNS`): id, source and destination host
@@ -436,8 +437,11 @@ class Outcome:
                          "algbw_GBps": algbw / 1e9, "busbw_GBps": algbw * coll.bus_factor / 1e9})
         fct = res.fct[np.isfinite(res.finish)]
         stats = fct_stats(fct)
-        duration = float(np.max(res.finish[np.isfinite(res.finish)], initial=0.0) - res.start.min())
-        util = res.link_bytes / np.maximum(f.link_capacity_bps / 8 * max(duration, 1e-12), 1e-30)
+        t0 = float(res.start.min()) if len(res.start) else 0.0
+        duration = float(np.max(res.finish[np.isfinite(res.finish)], initial=0.0) - t0)
+        # of the capacity each link had: a degraded link full at its 100G is at 100%, not 25%
+        util = res.link_bytes / np.maximum(capacity_bytes(f, self.changes, t0, t0 + max(duration, 1e-12)),
+                                           1e-30)
         top = np.argsort(util)[::-1][:10]
         return {
             "scenario": self.scenario.path,
@@ -455,6 +459,21 @@ class Outcome:
             "events": res.events,
             "wall_s": self.wall_s,
         }
+
+
+def capacity_bytes(f: Fabric, changes: list[LinkChange], t0: float, t1: float) -> np.ndarray:
+    """Per directed link, the bytes it could carry from `t0` to `t1`: its capacity over time as
+    the `changes` set it (a link down carries nothing while down)."""
+    gbps = f.cable_gbps.astype(float).copy()
+    total = np.zeros(f.n_cables)
+    t = t0
+    for ch in sorted(changes):
+        at = min(max(ch.time, t0), t1)
+        total += gbps * (at - t)
+        t = at
+        gbps[ch.cable] = ch.gbps
+    total += gbps * (t1 - t)
+    return np.repeat(total * 1e9 / 8, 2)
 
 
 def _directed_name(f: Fabric, link: int) -> str:
@@ -485,7 +504,8 @@ def run(sc: Scenario) -> Outcome:
                       until=sc.until_s, sample_every=sc.sample_s, hop_latency_s=sc.hop_latency_s,
                       idle_tail=False, transport=sc.transport)
     return Outcome(sc, fabric, result, traffic, [n for n, _ in sc.jobs], time.perf_counter() - t0,
-                   _flow_ids(traffic, sum(len(x) for x in parts[:len(sc.jobs)]), cm_ids))
+                   _flow_ids(traffic, sum(len(x) for x in parts[:len(sc.jobs)]), cm_ids),
+                   [c for f in faults for c in f.changes])
 
 
 def _flow_ids(traffic: Transfers, first_cm: int, cm_ids: np.ndarray) -> np.ndarray:
