@@ -72,14 +72,15 @@ def test_the_kind_picks_htsims_packets(tmp_path, kind, preset):
 def test_pfc_mtu_and_headers_set_the_transport_fields(tmp_path):
     text = FABRIC + '\n[transport]\nkind = "uec"\npfc = true\nmtu_bytes = 2000\nheader_bytes = 100\n'
     sc = load(write(tmp_path, text))
-    assert sc.transport == Transport(2000, 100, acked=UEC.acked, lossless=True)
+    assert sc.transport == dataclasses.replace(UEC, payload_bytes=2000, header_bytes=100, lossless=True)
 
 
 def test_the_transport_reaches_the_simulation(tmp_path):
     """One 8 MB flow per host at 400G: fluid, 160 us; with 100 bytes of header per 2,000-byte
     packet the wire carries 5% more, and the flow ends when its last ACK is back."""
     fluid = run(load(write(tmp_path, FABRIC))).result
-    text = FABRIC + '\n[transport]\nkind = "uec"\nmtu_bytes = 2000\nheader_bytes = 100\n'
+    # RoCE: no window, so on this idle non-blocking fabric only the framing and the ACK count
+    text = FABRIC + '\n[transport]\nkind = "roce"\nmtu_bytes = 2000\nheader_bytes = 100\n'
     framed = run(load(write(tmp_path, text))).result
     assert fluid.fct.max() == pytest.approx(8e6 * 8 / 400e9, rel=1e-9)
     # serialization of the framed bytes, plus at least one packet's store-and-forward per
@@ -92,7 +93,8 @@ def test_the_transport_reaches_the_simulation(tmp_path):
 def test_every_knob_is_wired_or_refused_with_its_line(tmp_path, table, key):
     """A knob sets its Transport field when the model has it; otherwise a one-line error
     naming the file, the key and its line (never accepted and ignored)."""
-    value = {"cc": '"dcqcn"', "pfc": "true", "mtu_bytes": "1000", "header_bytes": "50",
+    value = {"cc": '"uec"', "pfc": str(not ROCE.lossless).lower(), "trimming": "true",
+             "mtu_bytes": "1000", "header_bytes": "50",
              "paths": "64", "window_bdp": "2.0", "size_packets": "50", "size_bytes": '"400KB"', "kmin": '"100KB"',
              "kmax": '"10MB"', "pmax": "0.5"}[key]
     text = FABRIC + '\n[transport]\nkind = "roce"\n' + (f"{key} = {value}\n" if table == "transport"
@@ -112,8 +114,8 @@ def test_every_knob_is_wired_or_refused_with_its_line(tmp_path, table, key):
 class Modelled(Transport):
     """A Transport with a field for every knob: what the wiring does once the model has them."""
 
-    cc: str = "none"
     window_bdp: float | None = None
+    trimming: bool = False
     paths: int = 0
     queue_packets: float = 100.0
     kmin_bytes: float = 150e3
@@ -126,7 +128,8 @@ def modelled(monkeypatch):
     import twin.scenario as scenario
 
     monkeypatch.setattr(scenario, "Transport", Modelled)
-    monkeypatch.setattr(scenario, "TRANSPORTS", {"roce": Modelled(4000, 64), "uec": Modelled(4086, 64)})
+    monkeypatch.setattr(scenario, "TRANSPORTS", {"roce": Modelled(4000, 64),
+                                                   "uec": Modelled(4086, 64, window_bdp=1.5)})
 
 
 KNOBBED = FABRIC + """
@@ -138,6 +141,7 @@ paths = 64
 mtu_bytes = 2000
 header_bytes = 100
 pfc = true
+trimming = true
 
 [queues]
 size_bytes = "420KB"
@@ -150,10 +154,35 @@ pmax = 0.5
 def test_once_the_model_has_the_fields_every_knob_sets_its_own(tmp_path, modelled):
     t = load(write(tmp_path, KNOBBED)).transport
     # 420 KB of queue holds 200 of the 2,100-byte packets
-    assert t == Modelled(2000, 100, lossless=True, cc="uec", window_bdp=2.0, paths=64,
+    assert t == Modelled(2000, 100, lossless=True, window_bdp=2.0, trimming=True, paths=64,
                          queue_packets=200.0, kmin_bytes=100e3, kmax_bytes=1e6, pmax=0.5)
     packets = KNOBBED.replace('size_bytes = "420KB"', "size_packets = 50")
     assert load(write(tmp_path, packets)).transport.queue_packets == 50
+
+
+@pytest.mark.parametrize("cc,window", [("uec", 1.5), ("none", None)])
+def test_cc_is_the_models_window_or_none(tmp_path, modelled, cc, window):
+    """UEC's congestion control is its window (the kind's, 1.5 BDP here), on either packets."""
+    for kind in ("roce", "uec"):
+        text = FABRIC + f'\n[transport]\nkind = "{kind}"\ncc = "{cc}"\n'
+        assert load(write(tmp_path, text)).transport.window_bdp == window
+
+
+@pytest.mark.parametrize("extra,key,message", [
+    ('cc = "dcqcn"\n', "cc", "transport.cc: 'dcqcn' is not modelled (the twin has no rate-based control): "
+     'cc = "uec" (a window) or "none"'),
+    ('cc = "none"\nwindow_bdp = 2\n', "window_bdp", 'transport.window_bdp: cc = "none" has no window: '
+     "drop window_bdp"),
+])
+def test_a_cc_the_model_lacks_or_contradicts_is_refused(tmp_path, modelled, extra, key, message):
+    text = FABRIC + '\n[transport]\nkind = "uec"\n' + extra
+    assert error_of(tmp_path, text).endswith(f"{message} (line {line_of(text, key + ' =')})")
+
+
+def test_dcqcn_is_refused_whatever_the_model_has(tmp_path):
+    text = FABRIC + '\n[transport]\nkind = "roce"\ncc = "dcqcn"\n'
+    msg = error_of(tmp_path, text)
+    assert "transport.cc: " in msg and "not modelled" in msg and msg.endswith(f"(line {line_of(text, 'cc =')})")
 
 
 @pytest.mark.parametrize("old,new,expected", [

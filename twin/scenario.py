@@ -42,14 +42,15 @@ kind = "roce"                 # roce | uec: htsim's packets (twin.queueing.ROCE,
 pfc = true                    # lossless with PFC (Transport.lossless); default: the kind's
 mtu_bytes = 4000              # payload per packet (Transport.payload_bytes); default: the kind's
 header_bytes = 64             # headers per packet (Transport.header_bytes); default: the kind's
-# cc = "dcqcn"                # dcqcn | uec | none       } refused while
-# window_bdp = 1.5            # the window, in BDPs      } twin.queueing.Transport has
-# paths = 64                  # paths to spray over      } no field for them (see KNOBS)
+cc = "uec"                    # uec (a window, Transport.window_bdp) | none; dcqcn: refused
+window_bdp = 1.5              # the window in BDPs (default: twin.queueing.UEC's)
+trimming = true               # lossy with trimming (Transport.trimming); default: the kind's
+# paths = 64                  # paths to spray over: refused while Transport has no field
 
-[queues]                      # refused while Transport has no field for them (see KNOBS)
-# size_packets = 100          # or size_bytes = "400KB"
-# kmin = "150KB"              # ECN marking thresholds and the marking probability at kmax
-# kmax = "1.5MB"
+[queues]
+size_packets = 100            # or size_bytes = "400KB" (Transport.queue_packets)
+# kmin = "150KB"              # ECN marking thresholds and the marking probability at kmax:
+# kmax = "1.5MB"              # refused while Transport has no field for them (see KNOBS)
 # pmax = 0.2
 
 [run]
@@ -172,6 +173,7 @@ class TransportTable(_Table):
     mtu_bytes: Count | Unset = UNSET
     header_bytes: Index | Unset = UNSET
     window_bdp: Positive | Unset = UNSET
+    trimming: bool | Unset = UNSET
     paths: Count | Unset = UNSET
 
 
@@ -188,8 +190,9 @@ class QueuesTable(_Table):
 # scenario key -> the `twin.queueing.Transport` field it sets. A key whose field the model lacks
 # is refused (naming the key and its line): the model owns the fields, this table only wires them
 KNOBS: dict[tuple[str, str], str] = {
-    ("transport", "cc"): "cc",
+    ("transport", "cc"): "window_bdp",  # the model's congestion control is UEC's window
     ("transport", "pfc"): "lossless",
+    ("transport", "trimming"): "trimming",
     ("transport", "mtu_bytes"): "payload_bytes",
     ("transport", "header_bytes"): "header_bytes",
     ("transport", "paths"): "paths",
@@ -335,6 +338,8 @@ def transport_of(doc: Document, source: Source) -> Transport | None:
     if ("queues", "size_packets") in given and ("queues", "size_bytes") in given:
         raise source.error(["queues", "size_bytes"], "give size_packets or size_bytes, not both")
     values: dict[str, object] = {}
+    if (cc := given.pop(("transport", "cc"), None)) is not None:
+        values["window_bdp"] = _cc_window(cc, given, source)
     for (table, key), value in given.items():
         if key in ("size_bytes", "kmin", "kmax"):
             try:
@@ -350,6 +355,17 @@ def transport_of(doc: Document, source: Source) -> Transport | None:
         raise source.error(["queues", "kmin" if "kmin_bytes" in values else "kmax"],
                            "kmin must be below kmax")
     return out
+
+
+def _cc_window(cc: str, given: dict, source: Source) -> float | None:
+    """`cc` as the model has it: "uec" is UEC's window-based control (NSCC: the window of
+    `twin.queueing.UEC`, or `window_bdp`), "none" no window; DCQCN is not modelled."""
+    if cc == "dcqcn":
+        raise source.error(["transport", "cc"], "'dcqcn' is not modelled (the twin has no rate-based "
+                                                'control): cc = "uec" (a window) or "none"')
+    if cc == "none" and ("transport", "window_bdp") in given:
+        raise source.error(["transport", "window_bdp"], 'cc = "none" has no window: drop window_bdp')
+    return getattr(TRANSPORTS["uec"], "window_bdp", None) if cc == "uec" else None
 
 
 def _hosts(value, spec: FabricSpec) -> np.ndarray:
