@@ -187,6 +187,7 @@ class QueuesTable(_Table):
     pmax: Share | Unset = UNSET
 
 
+TRANSPORT_CHOICES = {"cc": CC, "transport.kind": tuple(TRANSPORTS)}  # listed in errors, as CHOICES
 # scenario key -> the `twin.queueing.Transport` field it sets. A key whose field the model lacks
 # is refused (naming the key and its line): the model owns the fields, this table only wires them
 KNOBS: dict[tuple[str, str], str] = {
@@ -246,7 +247,7 @@ class Document(_Table):
 
 # listed in the error when a value is not one of them
 CHOICES = {"kind": FAULT_KINDS, "mode": MODES, "nic": NIC_MODES, "collective": COLLECTIVES,
-           "tiers": (2, 3), "cc": CC, "transport.kind": tuple(TRANSPORTS)}
+           "tiers": (2, 3)}
 
 
 @dataclass
@@ -280,7 +281,7 @@ def read_document(path: str | Path) -> tuple[Document, Source]:
     for ft in doc.get("faults", []) if isinstance(doc.get("faults"), list) else []:
         if isinstance(ft, dict):
             ft.setdefault("kind", "link_down")
-    return convert(doc, Document, source, CHOICES), source
+    return convert(doc, Document, source, CHOICES | TRANSPORT_CHOICES), source
 
 
 def from_document(doc: Document, source: Source) -> Scenario:
