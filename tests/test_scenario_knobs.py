@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from conftest import REPO
+from test_scenario import BASE
 
 from fabtwin.cli import main
 from twin.engine import LinkChange
@@ -19,22 +20,8 @@ from twin.queueing import ROCE, UEC, Transport
 from twin.scenario import KNOBS, ScenarioError, capacity_bytes, load, run, what_if_faults
 from twin.topology import build
 
-FABRIC = """\
-[fabric]
-hosts = 16
-leaf_radix = 8
-spine_radix = 8
-hosts_per_leaf = 4
-host_speed_gbps = 400
-fabric_speed_gbps = 400
-
-[balancing]
-mode = "ar"
-
-[[jobs]]
-collective = "permutation"
-size = "8MB"
-"""
+# test_scenario's 16-host 2-tier fabric at 400G, every host sending 8 MB to another
+FABRIC = BASE.format(mode="ar", coll="permutation").replace('size = "64MiB"', 'size = "8MB"')
 FIELDS = {f.name for f in dataclasses.fields(Transport)}
 
 
