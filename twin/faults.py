@@ -9,7 +9,9 @@ detector in replay and a style in the app (tests check that every kind has both)
 The `[[faults]]` keys, per kind (times take `_s` or `_ms`, not both; `kind` defaults to link_down):
 - every kind: `at_s`/`at_ms` (default 0), `duration_s`/`duration_ms`.
 - link_down, link_flap, link_degraded: which links, one of `link = "a--b"`, `links = [...]`,
-  `fraction = 0.1` (of the fabric links, drawn with the scenario's seed) or `plane = N`;
+  `fraction = 0.1` (of the fabric links, drawn with the scenario's seed), `plane = N`, or a
+  selector table `links = {leaf_uplinks_to_first_spines = 2}` / `links = {fraction = 0.1,
+  per_tier = true, seed = 1}` (`twin.schema.LinkSelector`, resolved by `twin.selectors`);
   a generated bundle takes `link` only (labels.json names one root cause per fault).
   link_down stays down in a generated bundle; in a what-if, back up after its duration if given.
   link_flap: `repeat` (default 1) down periods of `duration`, every `period_s`/`period_ms`
@@ -34,7 +36,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
 
-from twin.schema import Count, Index, NonNegative, Positive, ScenarioError, Source
+from twin.schema import (
+    Count,
+    Index,
+    LinkSelector,
+    NonNegative,
+    Positive,
+    ScenarioError,
+    Share,
+    Source,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -43,7 +54,6 @@ if TYPE_CHECKING:
     from twin.topology import Fabric
 
 Loss = Annotated[float, msgspec.Meta(ge=0, lt=1)]
-Share = Annotated[float, msgspec.Meta(gt=0, le=1)]
 
 
 class FaultParams(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, tag_field="kind"):
@@ -56,10 +66,11 @@ class FaultParams(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, tag_
 
 
 class LinkParams(FaultParams):
-    """Which links: exactly one of link, links, fraction, plane."""
+    """Which links: exactly one of link, links (a list of ids, or a `twin.schema.LinkSelector`
+    table), fraction, plane."""
 
     link: str | None = None
-    links: list[str] | None = None
+    links: list[str] | LinkSelector | None = None
     fraction: Share | None = None
     plane: Index | None = None
 
@@ -152,12 +163,20 @@ def _cables(p: LinkParams, ctx: Context) -> tuple[list[int], str]:
     f = ctx.fabric
     given = [k for k in ("link", "links", "fraction", "plane") if getattr(p, k) is not None]
     if len(given) != 1:
-        raise ctx.error(None, 'say which links, once: link = "a--b", links = [...], fraction = 0.1 '
-                              "or plane = N")
+        raise ctx.error(None, 'say which links, once: link = "a--b", links = [...] or {...}, '
+                              "fraction = 0.1 or plane = N")
     key = given[0]
     if ctx.generated and key != "link":
         raise ctx.error(key, 'a generated bundle takes link = "a--b" (labels.json names one root cause)')
-    if key in ("link", "links"):
+    if isinstance(p.links, LinkSelector) or key == "fraction":
+        from twin.selectors import select_links
+
+        chosen = p.links if isinstance(p.links, LinkSelector) else LinkSelector(fraction=p.fraction)
+        try:
+            cables = select_links(f, chosen, ctx.rng)
+        except ValueError as exc:
+            raise ctx.error(key, str(exc)) from None
+    elif key in ("link", "links"):
         ids = {f.link_id(c): c for c in range(f.n_cables)}
         wanted = [p.link] if key == "link" else p.links or []
         missing = [x for x in wanted if x not in ids]
@@ -166,10 +185,6 @@ def _cables(p: LinkParams, ctx: Context) -> tuple[list[int], str]:
         if missing:
             raise ctx.error(key, f"no link {missing[0]!r} in this fabric")
         cables = [int(ids[x]) for x in wanted]
-    elif key == "fraction":
-        pool = np.flatnonzero(f.cable_tier > 0)
-        cables = [int(c) for c in ctx.rng.choice(pool, size=int(round(p.fraction * len(pool))),
-                                                   replace=False)]
     else:
         if p.plane >= f.spec.planes:
             raise ctx.error("plane", f"plane {p.plane} is not one of the fabric's {f.spec.planes}")

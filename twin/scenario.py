@@ -28,12 +28,30 @@ start_ms = 0
 
 [[faults]]                    # every kind and its keys: twin/faults.py
 kind = "link_down"            # link_down | link_flap | link_degraded | congestion | pfc_storm | load_imbalance
-links = ["leaf-p0-01:swp33--spine-p0-01:swp1"]   # or fraction = 0.1 of the fabric links, or plane = 1
+links = ["leaf-p0-01:swp33--spine-p0-01:swp1"]   # or fraction = 0.1 of the fabric links, or plane = 1,
+# or a selector (twin.schema.LinkSelector): links = {leaf_uplinks_to_first_spines = 2}, or
+# links = {fraction = 0.1, per_tier = true, seed = 1} (each tier loses 10%)
 at_ms = 1
 duration_ms = 20              # link_flap: down for this long, `repeat` times every `period_ms`
 speed_gbps = 100              # link_degraded: the capacity it keeps, and/or
 loss = 1e-4                   #   a packet loss probability (RoCE go-back-N goodput)
 # kind = "pfc_storm": host = "gpu-node-0005" (nic = 0, plane = 0) keeps pausing its leaf port
+
+[transport]                   # optional: without it, fluid flows (no headers, no ACK)
+kind = "roce"                 # roce | uec: htsim's packets (twin.queueing.ROCE, UEC)
+pfc = true                    # lossless with PFC (Transport.lossless); default: the kind's
+mtu_bytes = 4000              # payload per packet (Transport.payload_bytes); default: the kind's
+header_bytes = 64             # headers per packet (Transport.header_bytes); default: the kind's
+cc = "uec"                    # uec (a window, Transport.window_bdp) | none; dcqcn: refused
+window_bdp = 1.5              # the window in BDPs (default: twin.queueing.UEC's)
+trimming = true               # lossy with trimming (Transport.trimming); default: the kind's
+# paths = 64                  # paths to spray over: refused while Transport has no field
+
+[queues]
+size_packets = 100            # or size_bytes = "400KB" (Transport.queue_packets)
+# kmin = "150KB"              # ECN marking thresholds and the marking probability at kmax:
+# kmax = "1.5MB"              # refused while Transport has no field for them (see KNOBS)
+# pmax = 0.2
 
 [run]
 until_ms = 10000              # stop there if jobs are still running
@@ -43,10 +61,13 @@ flows = "perm.cm"             # optional: an htsim connection matrix instead of 
 ```
 The file is checked against the schema below (`Document`): an unknown table or key, a value of
 the wrong type or out of range is a ScenarioError naming the file, the key path and its line.
+A transport or queue knob whose `twin.queueing.Transport` field the model does not have is
+refused the same way, never accepted and ignored.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from dataclasses import dataclass, field
@@ -56,14 +77,24 @@ from typing import Literal
 import msgspec
 import numpy as np
 
-from collectors.formats.slurm.hostlist import HostlistError, expand
 from twin.collectives import COLLECTIVES, Collective
-from twin.engine import Result, Transfers, simulate
+from twin.engine import LinkChange, Result, Transfers, simulate
 from twin.faults import FAULT_KINDS, Fault, FaultParams, FaultSpec, inject
+from twin.queueing import ROCE, UEC, Transport
 from twin.routing import MODES, NIC_MODES, FabricState
-from twin.schema import Count, Index, NonNegative, Positive, ScenarioError, Source, convert, read
+from twin.schema import (
+    Count,
+    Index,
+    NonNegative,
+    Positive,
+    ScenarioError,
+    Share,
+    Source,
+    convert,
+    read,
+)
 from twin.topology import Fabric, FabricSpec, build
-from twin.workload import read_connection_matrix
+from twin.workload import WorkloadError, read_connection_matrix_ids
 
 _UNITS = {"b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
           "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
@@ -128,6 +159,53 @@ class JobTable(_Table):
     iterations: Count | None = None  # fabtwin generate: that many collectives, then idle
 
 
+TRANSPORTS = {"roce": ROCE, "uec": UEC}
+CC = ("dcqcn", "uec", "none")
+Size = Positive | str  # bytes, or a string with a unit (parse_size)
+
+
+class TransportTable(_Table):
+    """[transport]: the packets and the sender's rules of `twin.queueing.Transport`."""
+
+    kind: Literal[tuple(TRANSPORTS)]  # type: ignore[valid-type]
+    cc: Literal[CC] | Unset = UNSET  # type: ignore[valid-type]
+    pfc: bool | Unset = UNSET
+    mtu_bytes: Count | Unset = UNSET
+    header_bytes: Index | Unset = UNSET
+    window_bdp: Positive | Unset = UNSET
+    trimming: bool | Unset = UNSET
+    paths: Count | Unset = UNSET
+
+
+class QueuesTable(_Table):
+    """[queues]: every egress queue's size and ECN marking."""
+
+    size_packets: Count | Unset = UNSET
+    size_bytes: Size | Unset = UNSET
+    kmin: Size | Unset = UNSET
+    kmax: Size | Unset = UNSET
+    pmax: Share | Unset = UNSET
+
+
+TRANSPORT_CHOICES = {"cc": CC, "transport.kind": tuple(TRANSPORTS)}  # listed in errors, as CHOICES
+# scenario key -> the `twin.queueing.Transport` field it sets. A key whose field the model lacks
+# is refused (naming the key and its line): the model owns the fields, this table only wires them
+KNOBS: dict[tuple[str, str], str] = {
+    ("transport", "cc"): "window_bdp",  # the model's congestion control is UEC's window
+    ("transport", "pfc"): "lossless",
+    ("transport", "trimming"): "trimming",
+    ("transport", "mtu_bytes"): "payload_bytes",
+    ("transport", "header_bytes"): "header_bytes",
+    ("transport", "paths"): "paths",
+    ("transport", "window_bdp"): "window_bdp",
+    ("queues", "size_packets"): "queue_packets",
+    ("queues", "size_bytes"): "queue_packets",
+    ("queues", "kmin"): "kmin_bytes",
+    ("queues", "kmax"): "kmax_bytes",
+    ("queues", "pmax"): "pmax",
+}
+
+
 class RunTable(_Table):
     until_ms: Positive | None = None
     sample_ms: Positive | None = None
@@ -160,6 +238,8 @@ class Document(_Table):
     balancing: BalancingTable = msgspec.field(default_factory=BalancingTable)
     jobs: list[JobTable] = []
     faults: list[FaultSpec] = []  # type: ignore[valid-type]
+    transport: TransportTable | None = None
+    queues: QueuesTable | None = None
     run: RunTable = msgspec.field(default_factory=RunTable)
     telemetry: TelemetryTable = msgspec.field(default_factory=TelemetryTable)
     sweep: SweepTable | None = None
@@ -187,6 +267,7 @@ class Scenario:
     hop_latency_s: float
     flows_file: str | None
     source: Source | None = field(default=None, compare=False)
+    transport: Transport | None = None  # None: fluid flows
 
 
 def load(path: str | Path) -> Scenario:
@@ -200,7 +281,7 @@ def read_document(path: str | Path) -> tuple[Document, Source]:
     for ft in doc.get("faults", []) if isinstance(doc.get("faults"), list) else []:
         if isinstance(ft, dict):
             ft.setdefault("kind", "link_down")
-    return convert(doc, Document, source, CHOICES), source
+    return convert(doc, Document, source, CHOICES | TRANSPORT_CHOICES), source
 
 
 def from_document(doc: Document, source: Source) -> Scenario:
@@ -224,7 +305,7 @@ def from_document(doc: Document, source: Source) -> Scenario:
         try:
             hosts = _hosts(j.hosts, spec)
             coll = Collective(j.collective, hosts, size, j.start_ms / 1e3, seed=bal.seed + i)
-        except (ValueError, HostlistError) as exc:
+        except ValueError as exc:  # a HostlistError too
             raise source.error(["jobs", i], str(exc)) from exc
         jobs.append((j.name or f"job{i}", coll))
     flows_file = run.flows
@@ -235,7 +316,57 @@ def from_document(doc: Document, source: Source) -> Scenario:
     return Scenario(str(p), spec, modes, bal.nic, bal.seed, bal.convergence_ms / 1e3, jobs,
                     list(doc.faults), run.until_ms / 1e3 if run.until_ms else np.inf,
                     run.sample_ms / 1e3 if run.sample_ms else None, run.hop_latency_us / 1e6,
-                    flows_file, source)
+                    flows_file, source, transport_of(doc, source))
+
+
+def transport_of(doc: Document, source: Source) -> Transport | None:
+    """The `Transport` of [transport] and [queues] (None without [transport]): the kind's preset
+    with each knob given set on its field (`KNOBS`); a knob the model has no field for, or
+    [queues] without [transport], is a ScenarioError naming the key and its line."""
+    tables = {"transport": doc.transport, "queues": doc.queues}
+    given = {(t, k): v for t, table in tables.items() if table is not None
+             for k, v in msgspec.structs.asdict(table).items() if v is not UNSET and k != "kind"}
+    if doc.transport is None:
+        if given:
+            raise source.error(["queues"], "needs a [transport] table (kind = \"roce\" or \"uec\")")
+        return None
+    have = {f.name for f in dataclasses.fields(Transport)}
+    for table, key in given:
+        if KNOBS[table, key] not in have:
+            raise source.error([table, key], f"not modelled: twin.queueing.Transport has no "
+                                             f"{KNOBS[table, key]} field, so the twin would ignore "
+                                             "it; remove the key")
+    if ("queues", "size_packets") in given and ("queues", "size_bytes") in given:
+        raise source.error(["queues", "size_bytes"], "give size_packets or size_bytes, not both")
+    values: dict[str, object] = {}
+    if (cc := given.pop(("transport", "cc"), None)) is not None:
+        values["window_bdp"] = _cc_window(cc, given, source)
+    for (table, key), value in given.items():
+        if key in ("size_bytes", "kmin", "kmax"):
+            try:
+                value = parse_size(value, key)  # type: ignore[arg-type]
+            except ScenarioError:
+                raise source.error([table, key], f"{value!r} is not a number of bytes "
+                                                 "(e.g. 400KB, 1.5MB)") from None
+        values[KNOBS[table, key]] = value
+    out = dataclasses.replace(TRANSPORTS[doc.transport.kind], **values)
+    if ("queues", "size_bytes") in given:  # a queue of bytes holds that many of its packets
+        out = dataclasses.replace(out, queue_packets=values["queue_packets"] / out.packet_bytes)
+    if getattr(out, "kmin_bytes", 0) >= getattr(out, "kmax_bytes", np.inf):
+        raise source.error(["queues", "kmin" if "kmin_bytes" in values else "kmax"],
+                           "kmin must be below kmax")
+    return out
+
+
+def _cc_window(cc: str, given: dict, source: Source) -> float | None:
+    """`cc` as the model has it: "uec" is UEC's window-based control (NSCC: the window of
+    `twin.queueing.UEC`, or `window_bdp`), "none" no window; DCQCN is not modelled."""
+    if cc == "dcqcn":
+        raise source.error(["transport", "cc"], "'dcqcn' is not modelled (the twin has no rate-based "
+                                                'control): cc = "uec" (a window) or "none"')
+    if cc == "none" and ("transport", "window_bdp") in given:
+        raise source.error(["transport", "window_bdp"], 'cc = "none" has no window: drop window_bdp')
+    return getattr(TRANSPORTS["uec"], "window_bdp", None) if cc == "uec" else None
 
 
 def _hosts(value, spec: FabricSpec) -> np.ndarray:
@@ -244,6 +375,10 @@ def _hosts(value, spec: FabricSpec) -> np.ndarray:
     if isinstance(value, list):
         hosts = np.array(value, dtype=np.int64)
     else:
+        # imported here: the Slurm package loads polars (0.6 s), which a scenario naming its
+        # hosts by number, or a .cm, never needs
+        from collectors.formats.slurm.hostlist import expand
+
         names = expand(str(value))
         prefix = spec.host_prefix
         bad = [n for n in names if not n.startswith(prefix) or not n[len(prefix):].isdigit()]
@@ -268,6 +403,18 @@ def apply_faults(state: FabricState, traffic: Transfers, faults: list[Fault]) ->
     return Transfers.concat([traffic, *extra]) if extra else traffic
 
 
+def fct_stats(fct: np.ndarray) -> dict[str, float | None]:
+    """Median, p99 and max of completion times: numpy's median, percentile with method
+    "lower" (what the htsim reference README computes), max; None for no flow."""
+    if not fct.size:
+        return {"median": None, "p99": None, "max": None}
+    return {"median": float(np.median(fct)), "p99": float(np.percentile(fct, 99, method="lower")),
+            "max": float(fct.max())}
+
+
+FCT_COLUMNS = ("id", "src", "dst", "size_bytes", "start_us", "finish_us")
+
+
 @dataclass
 class Outcome:
     scenario: Scenario
@@ -276,6 +423,23 @@ class Outcome:
     traffic: Transfers
     job_names: list[str]
     wall_s: float
+    flow_ids: np.ndarray | None = None  # per transfer: the .cm id, others numbered after them
+    changes: list[LinkChange] = field(default_factory=list)  # the faults' capacity changes
+
+    def fct_rows(self) -> list[tuple]:
+        """Per transfer, htsim's FCT columns (`FCT_COLUMNS`): id, source and destination host
+        (0-based, as a .cm numbers them), bytes, start and finish in us (finish None when the
+        flow had not finished), in traffic order: jobs, then the .cm, then faults' traffic."""
+        tr, res = self.traffic, self.result
+        ids = self.flow_ids if self.flow_ids is not None else np.arange(1, len(tr) + 1)
+        # whole picoseconds, htsim's clock: float noise of the us <-> s conversions goes away
+        start = np.round(res.start * 1e6, 6)
+        finish = np.round(res.finish * 1e6, 6)
+        size = tr.size
+        return [(int(ids[i]), int(tr.src[i]), int(tr.dst[i]),
+                 int(size[i]) if float(size[i]).is_integer() else float(size[i]),
+                 float(start[i]), float(finish[i]) if np.isfinite(finish[i]) else None)
+                for i in range(len(tr))]
 
     def as_json(self) -> dict:
         """The numbers people read: per job nccl-tests bandwidths, FCTs, link utilization."""
@@ -289,8 +453,12 @@ class Outcome:
                          "size_bytes": coll.size, "completion_s": t if np.isfinite(t) else None,
                          "algbw_GBps": algbw / 1e9, "busbw_GBps": algbw * coll.bus_factor / 1e9})
         fct = res.fct[np.isfinite(res.finish)]
-        duration = float(np.max(res.finish[np.isfinite(res.finish)], initial=0.0) - res.start.min())
-        util = res.link_bytes / np.maximum(f.link_capacity_bps / 8 * max(duration, 1e-12), 1e-30)
+        stats = fct_stats(fct)
+        t0 = float(res.start.min()) if len(res.start) else 0.0
+        duration = float(np.max(res.finish[np.isfinite(res.finish)], initial=0.0) - t0)
+        # of the capacity each link had: a degraded link full at its 100G is at 100%, not 25%
+        util = res.link_bytes / np.maximum(capacity_bytes(f, self.changes, t0, t0 + max(duration, 1e-12)),
+                                           1e-30)
         top = np.argsort(util)[::-1][:10]
         return {
             "scenario": self.scenario.path,
@@ -299,14 +467,30 @@ class Outcome:
                        "links": f.n_cables},
             "balancing": {"modes": self.scenario.modes, "nic": self.scenario.nic_mode},
             "jobs": jobs,
+            "transport": dataclasses.asdict(self.scenario.transport) if self.scenario.transport else None,
+            # over the finished flows; p99 with numpy's method "lower", as htsim's README
             "flows": {"count": len(tr), "finished": int(np.isfinite(res.finish).sum()),
-                      "fct_median_s": float(np.median(fct)) if fct.size else None,
-                      "fct_p99_s": float(np.percentile(fct, 99)) if fct.size else None},
+                      **{f"fct_{k}_s": v for k, v in stats.items()}},
             "busiest_links": [{"link": _directed_name(f, int(li)), "utilization": float(util[li])}
                               for li in top if util[li] > 0],
             "events": res.events,
             "wall_s": self.wall_s,
         }
+
+
+def capacity_bytes(f: Fabric, changes: list[LinkChange], t0: float, t1: float) -> np.ndarray:
+    """Per directed link, the bytes it could carry from `t0` to `t1`: its capacity over time as
+    the `changes` set it (a link down carries nothing while down)."""
+    gbps = f.cable_gbps.astype(float).copy()
+    total = np.zeros(f.n_cables)
+    t = t0
+    for ch in sorted(changes):
+        at = min(max(ch.time, t0), t1)
+        total += gbps * (at - t)
+        t = at
+        gbps[ch.cable] = ch.gbps
+    total += gbps * (t1 - t)
+    return np.repeat(total * 1e9 / 8, 2)
 
 
 def _directed_name(f: Fabric, link: int) -> str:
@@ -321,9 +505,13 @@ def run(sc: Scenario) -> Outcome:
     fabric = build(sc.spec)
     state = FabricState(fabric, mode=sc.modes, seed=sc.seed, nic_mode=sc.nic_mode)
     parts = [c.transfers(sc.spec.nics_per_host, job=j) for j, (_, c) in enumerate(sc.jobs)]
+    cm_ids = np.zeros(0, dtype=np.int64)
     if sc.flows_file:
-        src, dst, start, size = read_connection_matrix(sc.flows_file)
-        if max(src.max(), dst.max()) >= sc.spec.hosts:
+        try:
+            cm_ids, src, dst, start, size = read_connection_matrix_ids(sc.flows_file)
+        except WorkloadError as exc:  # names the .cm and its line
+            raise ScenarioError(str(exc)) from None
+        if len(src) and max(src.max(), dst.max()) >= sc.spec.hosts:
             raise ScenarioError(f"{sc.flows_file}: host numbers beyond the fabric's {sc.spec.hosts} hosts")
         parts.append(Transfers(src, dst, size, start, job=np.full(len(src), -1)))
     faults = what_if_faults(fabric, sc)
@@ -331,5 +519,18 @@ def run(sc: Scenario) -> Outcome:
     result = simulate(state, traffic, changes=[c for f in faults for c in f.changes],
                       storms=[s for f in faults for s in f.storms], convergence_s=sc.convergence_s,
                       until=sc.until_s, sample_every=sc.sample_s, hop_latency_s=sc.hop_latency_s,
-                      idle_tail=False)
-    return Outcome(sc, fabric, result, traffic, [n for n, _ in sc.jobs], time.perf_counter() - t0)
+                      idle_tail=False, transport=sc.transport)
+    return Outcome(sc, fabric, result, traffic, [n for n, _ in sc.jobs], time.perf_counter() - t0,
+                   _flow_ids(traffic, sum(len(x) for x in parts[:len(sc.jobs)]), cm_ids),
+                   [c for f in faults for c in f.changes])
+
+
+def _flow_ids(traffic: Transfers, first_cm: int, cm_ids: np.ndarray) -> np.ndarray:
+    """The .cm's ids on its flows (from position `first_cm`); every other flow numbered after
+    the largest of them, in traffic order, so that ids stay distinct."""
+    ids = np.zeros(len(traffic), dtype=np.int64)
+    others = np.ones(len(traffic), dtype=bool)
+    ids[first_cm:first_cm + len(cm_ids)] = cm_ids
+    others[first_cm:first_cm + len(cm_ids)] = False
+    ids[others] = int(cm_ids.max(initial=0)) + 1 + np.arange(int(others.sum()))
+    return ids

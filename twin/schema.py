@@ -24,6 +24,28 @@ NonNegative = Annotated[float, msgspec.Meta(ge=0)]  # times
 Positive = Annotated[float, msgspec.Meta(gt=0)]  # durations, speeds, ratios
 
 
+Share = Annotated[float, msgspec.Meta(gt=0, le=1)]  # a fraction of something, above 0
+
+
+class LinkSelector(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """`links = {...}` of a link fault: links chosen by the fabric's structure, not by name.
+
+    - `{leaf_uplinks_to_first_spines = K}`: at every leaf, its uplinks to the first K switches
+      of the tier above (spines on 2 tiers, the pod's aggs on 3), in switch order: what htsim's
+      `-failed K` slows on a 2-tier fabric;
+    - `{fraction = 0.1}`: that share of the fabric links (not the host links), drawn with
+      `seed` (default: the scenario's `[balancing] seed`); with `per_tier = true` the share
+      of each tier (leaf-spine, agg-core) apart, so that every tier loses the same fraction;
+    - `plane = N` in either: only the links of plane N.
+    """
+
+    leaf_uplinks_to_first_spines: Count | None = None
+    fraction: Share | None = None
+    per_tier: bool = False
+    seed: Index | None = None
+    plane: Index | None = None
+
+
 T = TypeVar("T")
 
 
@@ -116,7 +138,8 @@ def _value_at(doc: Any, keys: Sequence[Key]) -> Any:
 
 def convert(doc: Mapping, kind: type[T], source: Source, choices: Mapping[str, Sequence] = {}) -> T:
     """`doc` as a `kind` struct (unknown keys, wrong types and out-of-range values refused).
-    `choices`: the allowed values per key name, listed when a value is not one of them."""
+    `choices`: the allowed values per key name (or dotted table path, which wins), listed
+    when a value is not one of them."""
     try:
         return msgspec.convert(doc, kind)
     except msgspec.ValidationError as exc:
@@ -135,9 +158,11 @@ def convert(doc: Mapping, kind: type[T], source: Source, choices: Mapping[str, S
             raise source.error(keys, f"needs {field.group(1)}") from None
         value = _value_at(doc, keys)
         msg = msg.replace("`", "")
-        name = next((k for k in reversed(keys) if isinstance(k, str)), "")
-        if name in choices and msg.startswith("Invalid"):
-            msg = f"{value!r} is not one of {', '.join(map(str, choices[name]))}"
+        named = [k for k in keys if isinstance(k, str)]
+        # a choice list by the key's table path (`transport.kind`), else by its name (`kind`)
+        allowed = choices.get(".".join(named), choices.get(named[-1] if named else ""))
+        if allowed is not None and msg.startswith("Invalid"):
+            msg = f"{value!r} is not one of {', '.join(map(str, allowed))}"
         elif msg.startswith("Expected ") and not isinstance(value, dict | list):
             msg = f"expected {msg.removeprefix('Expected ').split(', got')[0]}, got {value!r}"
         raise source.error(keys, msg) from None

@@ -158,7 +158,8 @@ def simulate_variant(task: tuple[Scenario, Variant]) -> dict:
         changes.append(LinkChange(v.fail_at_s, v.fail_cable, 0.0))
     conv = sc.convergence_s if v.convergence_s is None else v.convergence_s
     result = simulate(state, traffic, changes=changes, storms=[s for f in faults for s in f.storms],
-                      convergence_s=conv, until=sc.until_s, hop_latency_s=sc.hop_latency_s)
+                      convergence_s=conv, until=sc.until_s, hop_latency_s=sc.hop_latency_s,
+                      transport=sc.transport)
     out = Outcome(replace(sc, convergence_s=conv), fabric, result, traffic, [], 0.0).as_json()
     return {"jobs": [{k: j[k] for k in ("name", "completion_s", "algbw_GBps", "busbw_GBps")}
                      for j in out["jobs"]], "events": out["events"]}

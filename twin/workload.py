@@ -26,7 +26,13 @@ def read_connection_matrix(path: str | Path) -> tuple[np.ndarray, np.ndarray, np
     """htsim's connection matrix: `SRC->DST id N start T size BYTES` per line, after the
     `Nodes N` and `Connections N` header lines. Returns (src, dst, start_s, size), hosts as
     htsim numbers them. `start` is in microseconds in htsim's files."""
-    src, dst, start, size = [], [], [], []
+    return read_connection_matrix_ids(path)[1:]
+
+
+def read_connection_matrix_ids(path: str | Path) -> tuple[np.ndarray, ...]:
+    """(ids, src, dst, start_s, size) of a connection matrix (`read_connection_matrix`): each
+    line's `id N`, or its position among the connections (1-based) where it has none."""
+    ids, src, dst, start, size = [], [], [], [], []
     with open(path) as fh:
         for number, line in enumerate(fh, 1):
             text = line.strip()
@@ -35,11 +41,13 @@ def read_connection_matrix(path: str | Path) -> tuple[np.ndarray, np.ndarray, np
             m = _CM_LINE.match(text)
             if not m or m.group(5) is None:
                 raise WorkloadError(f"{path}:{number}: expected `SRC->DST id N start T size BYTES`")
+            ids.append(int(m.group(3)) if m.group(3) is not None else len(ids) + 1)
             src.append(int(m.group(1)))
             dst.append(int(m.group(2)))
             start.append(float(m.group(4) or 0) * 1e-6)
             size.append(int(m.group(5)))
-    return np.array(src), np.array(dst), np.array(start), np.array(size, dtype=float)
+    return (np.array(ids, dtype=np.int64), np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64),
+            np.array(start), np.array(size, dtype=float))
 
 
 def endpoints(fabric: Fabric, hosts: np.ndarray, nic: int = 0, plane: int = 0) -> np.ndarray:

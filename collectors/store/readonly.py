@@ -4,10 +4,6 @@ the TUI starts without importing it), and the checks on the files those commands
 from __future__ import annotations
 
 import os
-import shutil
-import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -19,6 +15,12 @@ from collectors.store.connect import (  # noqa: F401 - StoreError and describe_s
     fence,
 )
 from collectors.store.lakeread import open_lake
+from collectors.store.outputs import (  # noqa: F401 - re-exported: the output checks live there
+    OutputError,
+    check_output_dir,
+    check_output_folder,
+    replacing,
+)
 
 
 def open_readonly(path: str | Path) -> duckdb.DuckDBPyConnection:
@@ -49,10 +51,6 @@ def open_readonly(path: str | Path) -> duckdb.DuckDBPyConnection:
 
 # -- the output files of read-only commands ---------------------------------------------------
 
-class OutputError(ValueError):
-    """An output path a read-only command refuses to write."""
-
-
 def store_parts(store: str | Path) -> tuple[Path, ...]:
     """The paths that belong to the store at `store`: a lake directory; a DuckDB file with its
     write-ahead log and spill directory."""
@@ -80,41 +78,3 @@ def check_output(output: str | Path, store: str | Path) -> None:
         st = f.stat()
         if (st.st_dev, st.st_ino) == (mine.st_dev, mine.st_ino):
             raise OutputError(f"{output}: is {f} of the input store {store} (a link); write elsewhere")
-
-
-def check_output_folder(output: str | Path) -> None:
-    """OutputError naming the folder of the file `output` when it is missing or not writable."""
-    folder = Path(output).expanduser().resolve().parent
-    if not folder.is_dir():
-        raise OutputError(f"{folder}: no such folder for {output} (create it first)")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise OutputError(f"{folder}: folder not writable, cannot write {output}")
-    if Path(output).is_dir():
-        raise OutputError(f"{output}: is a folder; name a file")
-
-
-def check_output_dir(output: str | Path) -> None:
-    """OutputError when the directory `output` cannot be written: it is a file, or it (or, when
-    it is to be created, its nearest existing parent) is not writable."""
-    out = Path(output).expanduser().resolve()
-    if out.exists() and not out.is_dir():
-        raise OutputError(f"{output}: is a file, not a folder")
-    here = next(p for p in (out, *out.parents) if p.exists())
-    if not here.is_dir() or not os.access(here, os.W_OK | os.X_OK):
-        raise OutputError(f"{here}: folder not writable, cannot write {output}")
-
-
-@contextmanager
-def replacing(output: str | Path) -> Iterator[Path]:
-    """A path beside `output` to write (not created yet); it replaces `output` only when the
-    block ends without an error, so a failing query leaves an existing file as it was."""
-    target = Path(output).expanduser().resolve()  # through a symlink: replace what it points at
-    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:8]}.part")
-    try:
-        yield tmp
-        if target.exists():
-            shutil.copymode(target, tmp)  # the user's permissions stay
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise

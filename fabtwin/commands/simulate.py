@@ -13,19 +13,32 @@ from fabtwin.commands.common import command, fail, os_failure, progress, quiet_o
 @command()
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the results as one JSON object.")
+@click.option("--fct-csv", "fct_csv", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write every flow's completion as htsim does (id,src,dst,size_bytes,start_us,"
+                   "finish_us; the .cm ids kept), replaced only when the run succeeds.")
 @quiet_option
-def simulate(scenario: Path, as_json: bool, quiet: bool) -> None:
+def simulate(scenario: Path, as_json: bool, fct_csv: Path | None, quiet: bool) -> None:
     """Run a what-if SCENARIO.toml on the twin (format: twin/scenario.py, examples in scenarios/)."""
+    from collectors.store.outputs import OutputError, check_output_folder
     from twin.scenario import ScenarioError, load, run
     from twin.topology import TopologyError
 
     try:
+        sc = load(scenario)
+        if fct_csv is not None:  # checked before the run: a mistake costs no simulation
+            check_output_folder(fct_csv)
+            _not_an_input(fct_csv, [scenario, sc.flows_file])
         with progress(quiet, f"simulate {scenario}"):
-            outcome = run(load(scenario))
-    except (ScenarioError, TopologyError) as exc:
+            outcome = run(sc)
+    except (ScenarioError, TopologyError, OutputError) as exc:
         fail(str(exc))
     except OSError as exc:  # unreadable
         os_failure(exc)
+    if fct_csv is not None:
+        try:
+            _write_fct_csv(fct_csv, outcome)
+        except OSError as exc:
+            os_failure(exc, fct_csv)
     out = outcome.as_json()
     if as_json:
         click.echo(json.dumps(out, indent=2))
@@ -34,6 +47,10 @@ def simulate(scenario: Path, as_json: bool, quiet: bool) -> None:
     click.echo(f"fabric   {fab['hosts']} hosts, {fab['endpoints']} endpoints, {fab['planes']} plane(s), "
                f"{fab['tiers']} tiers, {fab['switches']} switches, {fab['links']} links; "
                f"balancing {'/'.join(out['balancing']['modes'])}, NIC {out['balancing']['nic']}")
+    if (t := out["transport"]) is not None:
+        click.echo(f"transport {t['payload_bytes']:g} + {t['header_bytes']:g} bytes a packet, "
+                   f"PFC {'on' if t['lossless'] else 'off'}, "
+                   f"{'done at the last ACK' if t['acked'] else 'done at the last byte sent'}")
     for j in out["jobs"]:
         t = j["completion_s"]
         click.echo(f"job      {j['name']}: {j['collective']} of {j['size_bytes'] / 2**20:.1f} MiB on "
@@ -42,10 +59,40 @@ def simulate(scenario: Path, as_json: bool, quiet: bool) -> None:
     fl = out["flows"]
     if fl["fct_median_s"] is not None:
         click.echo(f"flows    {fl['finished']} of {fl['count']} finished; completion median "
-                   f"{fl['fct_median_s'] * 1e6:.1f} us, p99 {fl['fct_p99_s'] * 1e6:.1f} us")
+                   f"{fl['fct_median_s'] * 1e6:.1f} us, p99 {fl['fct_p99_s'] * 1e6:.1f} us, "
+                   f"max {fl['fct_max_s'] * 1e6:.1f} us")
     for link in out["busiest_links"][:5]:
         click.echo(f"busiest  {link['link']}  {link['utilization'] * 100:.1f}%")
+    if fct_csv is not None:
+        click.echo(f"wrote    {fct_csv}: {fl['count']} flows")
     click.echo(f"took     {out['wall_s']:.3f} s wall, {out['events']} events")
+
+
+def _not_an_input(output: Path, inputs: list) -> None:
+    """OutputError when `output` is one of the run's input files (under any name)."""
+    from collectors.store.outputs import OutputError
+
+    for given in inputs:
+        if given is None:
+            continue
+        same = Path(output).resolve() == Path(given).resolve()
+        if not same and Path(output).exists() and Path(given).exists():
+            same = Path(output).samefile(given)  # a hard link or a symlink to the input
+        if same:
+            raise OutputError(f"{output}: is the input {given}; write elsewhere")
+
+
+def _write_fct_csv(path: Path, outcome) -> None:
+    """htsim's per-flow CSV, written beside `path` and moved over it once complete."""
+    import csv
+
+    from collectors.store.outputs import replacing
+    from twin.scenario import FCT_COLUMNS
+
+    with replacing(path) as tmp, open(tmp, "x", newline="") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(FCT_COLUMNS)
+        w.writerows(("" if v is None else v for v in row) for row in outcome.fct_rows())
 
 
 

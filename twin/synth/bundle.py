@@ -144,7 +144,8 @@ def _write_bundle(scenario_path: str | Path, out: str | Path, seed: int) -> Gene
             state.ecmp_switches.add(f.ecmp_leaf)
     traffic = _traffic(sc, fabric, faults, [j.iterations for j in doc.jobs])
     res = simulate(state, traffic, changes=[c for f in faults for c in f.changes],
-                   storms=[s for f in faults for s in f.storms], convergence_s=sc.convergence_s,
+                   storms=[s for f in faults for s in f.storms], transport=sc.transport,
+                   convergence_s=sc.convergence_s,
                    until=duration, sample_every=step, telemetry=QueueConfig())
     writer = BundleWriter(tmp, fabric, sc, faults, rng, t0, step, duration, name=path.stem)
     _effects(writer, FabricState(fabric, mode=sc.modes, seed=sc.seed + seed), traffic, res, faults)
