@@ -159,16 +159,20 @@ class StormEdge:
 
 @dataclass(order=True)
 class Converged:
-    """At `time` the control plane has caught up with the link states (ECMP, spraying)."""
+    """At `time` the control plane has caught up with the state of `cable` (ECMP, spraying
+    reroute then); None: every cable."""
 
     time: float
+    cable: int | None = field(default=None, compare=False)
 
 
 @dataclass(order=True)
 class NicNoticed:
-    """At `time` the NICs' plane balancing has caught up with the link states."""
+    """At `time` the NICs' plane balancing has caught up with the state of `cable` (None:
+    every cable)."""
 
     time: float
+    cable: int | None = field(default=None, compare=False)
 
 
 Event = LinkChange | StormEdge | Converged | NicNoticed
@@ -376,12 +380,14 @@ class _Run:
         elif isinstance(event, LinkChange):
             self.state.cable_gbps[event.cable] = event.gbps
             self.state.cable_loss[event.cable] = event.loss
-            self.push(Converged(self.now + self.timing.convergence_s))
-            self.push(NicNoticed(self.now + self.timing.nic_delay_s))
+            # each mechanism learns of this change on its own clock: the control plane after
+            # its convergence, the NIC after its port's link-down detection or the QP's timeout
+            self.push(Converged(self.now + self.timing.convergence_s, event.cable))
+            self.push(NicNoticed(self.now + self.timing.nic_delay_s, event.cable))
         elif isinstance(event, Converged):
-            self.state.converge()
+            self.state.converge(None if event.cable is None else np.array([event.cable]))
         else:
-            self.state.nic_notices()
+            self.state.nic_notices(None if event.cable is None else np.array([event.cable]))
 
     def done(self) -> bool:
         return not self.active.any() and self.next_arrival >= len(self.flows) and not self.pending
