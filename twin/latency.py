@@ -16,8 +16,9 @@ P(W > t) = min(rho, C exp(-theta t / D)) with rho (e^theta - 1) = theta and
 C = (1 - rho) / (rho e^theta - 1) (D: one packet's service time); at a saturated port the
 congestion control holds a standing queue (`twin.queueing.queue_state`'s `queue_bytes`), a fixed
 wait. The NIC's own egress (the first hop) is paced by its sender, not a Poisson stream: no wait.
-A flow split over paths takes each hop position's links in proportion to its split
-(`flow_hop_mixture`); hops are independent (Kleinrock's independence approximation), so a
+The mean of that tail is within 2% of Pollaczek-Khinchine's rho D / (2 (1 - rho)) from 50% load
+up (the mean `twin.queueing` uses). A flow split over paths takes each hop position's links in
+proportion to its split; hops are independent (Kleinrock's independence approximation), so a
 flow's latency distribution is the convolution of its hops', and percentiles (p99) are read
 off the packet-weighted mixture of every flow's distribution (`LatencyModel.percentile`).
 """
@@ -31,7 +32,7 @@ import scipy.sparse as sp
 from scipy.optimize import brentq
 
 from twin.maxmin import Incidence
-from twin.queueing import Transport
+from twin.queueing import QueueConfig, Transport, queue_state
 
 
 @dataclass(frozen=True)
@@ -244,3 +245,14 @@ def latency_model(inc: Incidence, rates_bps: np.ndarray, capacity_bps: np.ndarra
     fixed = hops * hop.per_hop_s + np.asarray(serial).ravel() + hop.nic_s
     return LatencyModel(fixed, waits, group, bin_s,
                         np.asarray(rates_bps, dtype=float) / (framing.wire_bytes * 8))
+
+
+def snapshot_latency(inc: Incidence, rates_bps: np.ndarray, demand_bps: np.ndarray,
+                     capacity_bps: np.ndarray, link_pos: np.ndarray, framing: Framing | None = None,
+                     hop: HopLatency | None = None, cfg: QueueConfig | None = None) -> LatencyModel:
+    """`latency_model` of flows at `rates_bps` that want `demand_bps`, with the queues
+    `twin.queueing.queue_state` gives (its standing queues where a port saturates)."""
+    active = np.ones(inc.n_flows, dtype=bool)
+    q = queue_state(inc, rates_bps, capacity_bps, demand_bps, active, cfg or QueueConfig(), link_pos=link_pos)
+    return latency_model(inc, rates_bps, capacity_bps, link_pos, q.queue_bytes, q.utilization >= 1 - 1e-6,
+                         framing or rocev2(), hop or HopLatency())

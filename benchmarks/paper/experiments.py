@@ -20,10 +20,9 @@ import numpy as np
 
 from twin.collectives import Collective
 from twin.engine import Flows, LinkChange, Transfers, simulate
-from twin.latency import HopLatency, latency_model, rocev2
+from twin.latency import HopLatency, rocev2, snapshot_latency
 from twin.maxmin import max_min_rates
 from twin.planes import LinkDownDetection, PlaneBalancing, QpRetry
-from twin.queueing import QueueConfig, queue_state
 from twin.routing import FabricState, route, route_transfers
 from twin.topology import FabricSpec, build
 from twin.workload import endpoints
@@ -122,10 +121,7 @@ def latency_of(f, mode: str, load: float, seed: int, failed: np.ndarray | None =
     per_host = np.bincount(src_h, minlength=hosts)[src_h]
     demand = load * LINE / per_host  # on the wire
     rates = max_min_rates(inc, cap, flow_cap=demand)
-    q = queue_state(inc, rates, cap, demand, np.ones(len(src_h), bool), QueueConfig(),
-                    link_pos=f.link_position)
-    saturated = q.utilization >= 1 - 1e-6
-    return latency_model(inc, rates, cap, f.link_position, q.queue_bytes, saturated, FRAMING, HOP)
+    return snapshot_latency(inc, rates, demand, cap, f.link_position, FRAMING, HOP)
 
 
 def p99_latency_us(f, mode: str, load: float, seeds: int, failures=None, pattern="permutation") -> np.ndarray:
