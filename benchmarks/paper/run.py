@@ -117,7 +117,7 @@ def plot(results: list[dict], out: Path) -> None:
             fig, axes = plt.subplots(1, 3, figsize=(11, 3.6))
             _bars(axes[0], r, ["bandwidth healthy", "bandwidth 10% down"], "Gb/s per host")
             _bars(axes[1], r, ["p99 latency healthy", "p99 latency 10% down"], "us")
-            _bars(axes[2], r, ["p99 latency change %"], "%")
+            _bars(axes[2], r, ["p99 latency change %", "p99 latency increase (us)"], "% / us")
             fig.suptitle(r["name"], fontsize=9)
         else:
             fig, ax = plt.subplots(figsize=(6.5, 3.6))
