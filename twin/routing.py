@@ -66,8 +66,9 @@ class FabricState:
     """Per-cable capacity now (0 = down) and as each mechanism last saw it, plus modes.
 
     Mechanisms react to a link change at different times: adaptive routing at once, the NIC's
-    hardware plane balancing after `nic_hw_delay_s`, software (per-QP) plane balancing after
-    `nic_sw_delay_s`, ECMP and spraying after the control plane converges.
+    hardware plane balancing once its port is declared down, software (per-QP) plane balancing
+    once the QP's transport gives up (`twin.planes`; `simulate`'s `nic_hw_delay_s` and
+    `nic_sw_delay_s` override them), ECMP and spraying after the control plane converges.
     """
 
     fabric: Fabric
