@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from twin.maxmin import Incidence, IngressGroups, max_min_rates, port_fair_rates
+from twin.planes import PlaneBalancing
 from twin.queueing import (
     MTU,
     QueueConfig,
@@ -158,16 +159,20 @@ class StormEdge:
 
 @dataclass(order=True)
 class Converged:
-    """At `time` the control plane has caught up with the link states (ECMP, spraying)."""
+    """At `time` the control plane has caught up with the state of `cable` (ECMP, spraying
+    reroute then); None: every cable."""
 
     time: float
+    cable: int | None = field(default=None, compare=False)
 
 
 @dataclass(order=True)
 class NicNoticed:
-    """At `time` the NICs' plane balancing has caught up with the link states."""
+    """At `time` the NICs' plane balancing has caught up with the state of `cable` (None:
+    every cable)."""
 
     time: float
+    cable: int | None = field(default=None, compare=False)
 
 
 Event = LinkChange | StormEdge | Converged | NicNoticed
@@ -375,12 +380,14 @@ class _Run:
         elif isinstance(event, LinkChange):
             self.state.cable_gbps[event.cable] = event.gbps
             self.state.cable_loss[event.cable] = event.loss
-            self.push(Converged(self.now + self.timing.convergence_s))
-            self.push(NicNoticed(self.now + self.timing.nic_delay_s))
+            # each mechanism learns of this change on its own clock: the control plane after
+            # its convergence, the NIC after its port's link-down detection or the QP's timeout
+            self.push(Converged(self.now + self.timing.convergence_s, event.cable))
+            self.push(NicNoticed(self.now + self.timing.nic_delay_s, event.cable))
         elif isinstance(event, Converged):
-            self.state.converge()
+            self.state.converge(None if event.cable is None else np.array([event.cable]))
         else:
-            self.state.nic_notices()
+            self.state.nic_notices(None if event.cable is None else np.array([event.cable]))
 
     def done(self) -> bool:
         return not self.active.any() and self.next_arrival >= len(self.flows) and not self.pending
@@ -409,12 +416,13 @@ def simulate(
     until: float = np.inf,
     sample_every: float | None = None,
     hop_latency_s: float = 0.0,
-    nic_hw_delay_s: float = 1e-3,
-    nic_sw_delay_s: float = 1.0,
+    nic_hw_delay_s: float | None = None,
+    nic_sw_delay_s: float | None = None,
     storms: list[Storm] | None = None,
     telemetry: QueueConfig | None = None,
     idle_tail: bool = True,
     transport: Transport | None = None,
+    planes: PlaneBalancing | None = None,
 ) -> Result:
     """Run `flows` on the fabric of `state` until they all finish (or `until`).
 
@@ -423,7 +431,9 @@ def simulate(
 
     `changes` alter cable capacities over time (on a copy: `state` is left as it was).
     Adaptive routing follows at once; the NIC's plane balancing after `nic_hw_delay_s`
-    (hardware) or `nic_sw_delay_s` (software, when the collective library notices); ECMP and
+    (hardware) or `nic_sw_delay_s` (software, when the RDMA transport gives up on the QP); by
+    default these follow from `planes` (`twin.planes.PlaneBalancing`: the port's link-down
+    detection, the QP's ACK timeout and retry count, NCCL's defaults unless given); ECMP and
     spraying after `convergence_s` (control plane).
     `hop_latency_s` adds the propagation delay of the flow's path (hops x latency) to its
     completion time, as a packet-level simulator's FCT includes it. A `transport`
@@ -433,7 +443,8 @@ def simulate(
     (the PFC tree of `twin.queueing`) stall while the storm lasts. With `telemetry`, the queue
     model runs on every interval and `Result.counters_at` holds cumulative per-link counters.
     """
-    nic_delay = nic_hw_delay_s if state.nic_mode == "hw" else nic_sw_delay_s
+    given = nic_hw_delay_s if state.nic_mode == "hw" else nic_sw_delay_s
+    nic_delay = given if given is not None else (planes or PlaneBalancing()).reaction_s(state.nic_mode)
     events: list[Event] = list(sorted(changes or []))
     for st_ in storms or []:
         events += [StormEdge(st_.time, st_.link, True), StormEdge(st_.end, st_.link, False)]

@@ -66,8 +66,9 @@ class FabricState:
     """Per-cable capacity now (0 = down) and as each mechanism last saw it, plus modes.
 
     Mechanisms react to a link change at different times: adaptive routing at once, the NIC's
-    hardware plane balancing after `nic_hw_delay_s`, software (per-QP) plane balancing after
-    `nic_sw_delay_s`, ECMP and spraying after the control plane converges.
+    hardware plane balancing once its port is declared down, software (per-QP) plane balancing
+    once the QP's transport gives up (`twin.planes`; `simulate`'s `nic_hw_delay_s` and
+    `nic_sw_delay_s` override them), ECMP and spraying after the control plane converges.
     """
 
     fabric: Fabric
@@ -106,13 +107,19 @@ class FabricState:
             setattr(other, name, getattr(self, name).copy())
         return other
 
-    def converge(self) -> None:
-        """The control plane has caught up with the current link states."""
-        self.converged_alive = self.cable_gbps > 0
+    def converge(self, cables: np.ndarray | None = None) -> None:
+        """The control plane has caught up with the current state of `cables` (default: all)."""
+        if cables is None:
+            self.converged_alive = self.cable_gbps > 0
+        else:
+            self.converged_alive[cables] = self.cable_gbps[cables] > 0
 
-    def nic_notices(self) -> None:
-        """The NICs' plane balancing has caught up with the current link states."""
-        self.nic_gbps = self.cable_gbps.copy()
+    def nic_notices(self, cables: np.ndarray | None = None) -> None:
+        """The NICs' plane balancing has caught up with the current state of `cables` (default: all)."""
+        if cables is None:
+            self.nic_gbps = self.cable_gbps.copy()
+        else:
+            self.nic_gbps[cables] = self.cable_gbps[cables]
 
     def link_capacity_bps(self) -> np.ndarray:
         """Goodput capacity per directed link: speed times the loss efficiency."""
