@@ -15,6 +15,7 @@ host h sits on ToR h//8 of pod h//64; in the 2-tier 128-host tree on ToR h//8.
 
 from __future__ import annotations
 
+import math
 import random
 import sys
 from collections.abc import Iterable
@@ -54,15 +55,12 @@ def permutation(n: int, size: int, start: int, perm: Iterable[int]) -> list[Flow
     return [(i, d, start, size) for i, d in enumerate(perm)]
 
 
-def poisson(n: int, size: int, window_us: int, load: float, rng: random.Random) -> list[Flow]:
-    """Random (src, dst) flows whose bytes over `window_us` are `load` of all host links:
-    the count is fixed by the load, the starts are sorted uniform draws floored to whole us
-    (a Poisson process conditioned on its count)."""
-    count = round(load * n * HOST_GBPS * 1e9 * window_us * 1e-6 / (8 * size))
-    starts = sorted(int(rng.uniform(0, window_us)) for _ in range(count))
+def random_pairs(n: int, starts: list[int], sizes: list[int], rng: random.Random) -> list[Flow]:
+    """One flow per (start, size) with a random source and destination (src != dst, no pair
+    twice; a host may send or receive several)."""
     seen: set[tuple[int, int]] = set()
     flows: list[Flow] = []
-    for t in starts:
+    for t, size in zip(starts, sizes, strict=True):
         while True:
             s, d = rng.randrange(n), rng.randrange(n)
             if s != d and (s, d) not in seen:
@@ -72,11 +70,33 @@ def poisson(n: int, size: int, window_us: int, load: float, rng: random.Random) 
     return flows
 
 
+def poisson(n: int, size: int, window_us: int, load: float, rng: random.Random) -> list[Flow]:
+    """Random flows whose bytes over `window_us` are `load` of all host links: the count is
+    fixed by the load, the starts are sorted uniform draws floored to whole us (a Poisson
+    process conditioned on its count)."""
+    count = round(load * n * HOST_GBPS * 1e9 * window_us * 1e-6 / (8 * size))
+    starts = sorted(int(rng.uniform(0, window_us)) for _ in range(count))
+    return random_pairs(n, starts, [size] * count, rng)
+
+
+def poisson_mixed(n: int, lo: int, hi: int, window_us: int, load: float,
+                  rng: random.Random) -> list[Flow]:
+    """As `poisson`, with sizes drawn log-uniform on [lo, hi] bytes until their sum reaches
+    `load` of all host links over `window_us` (so the count follows from the draws)."""
+    target = load * n * HOST_GBPS * 1e9 * window_us * 1e-6 / 8
+    sizes: list[int] = []
+    while sum(sizes) < target:
+        sizes.append(round(math.exp(rng.uniform(math.log(lo), math.log(hi)))))
+    starts = sorted(int(rng.uniform(0, window_us)) for _ in sizes)
+    return random_pairs(n, starts, sizes, rng)
+
+
 def generate(out: Path) -> None:
     """Every held-out .cm into `out`."""
     # perm1024 at 1 MB and 4 MB: one new permutation (not perm1024_2MB's), same pairs at both sizes
     p = derangement(HOSTS3, random.Random(18001))
-    for name, size in (("perm1024b_1MB", 1 * MB), ("perm1024b_4MB", 4 * MB)):
+    for name, size in (("perm1024b_256KB", 256 * KB), ("perm1024b_1MB", 1 * MB),
+                       ("perm1024b_4MB", 4 * MB)):
         write_cm(out / f"{name}.cm", HOSTS3, permutation(HOSTS3, size, 0, p))
 
     # incast 32-to-1 of 1 MB: a new receiver, 32 senders from anywhere else (its own ToR included)
@@ -84,6 +104,12 @@ def generate(out: Path) -> None:
     recv = rng.randrange(HOSTS3)
     senders = rng.sample([h for h in range(HOSTS3) if h != recv], 32)
     write_cm(out / "incast32_1MB.cm", HOSTS3, [(s, recv, 0, 1 * MB) for s in senders])
+
+    # incast 16-to-1 of 1 MB on the 2-tier 400G fabric (senders from any other ToR or its own)
+    rng = random.Random(18216)
+    recv = rng.randrange(HOSTS2)
+    senders = rng.sample([h for h in range(HOSTS2) if h != recv], 16)
+    write_cm(out / "incast16_1MB_2tier.cm", HOSTS2, [(s, recv, 0, 1 * MB) for s in senders])
 
     # 2-tier, 128 hosts at 400G: a new permutation of 4 MB flows (run healthy, -failed 1, -failed 4)
     p = derangement(HOSTS2, random.Random(18128))
@@ -105,10 +131,21 @@ def generate(out: Path) -> None:
     write_cm(out / "waves1024_1MB_60us.cm", HOSTS3,
              permutation(HOSTS3, 1 * MB, 0, w1) + permutation(HOSTS3, 1 * MB, 60, w2))
 
+    # into pod 0 from outside: each of pod 0's 64 hosts receives one 2 MB flow from a distinct
+    # host of pods 1..15, at time 0; run healthy and with `-tiers 3 -failed 4` (htsim then slows
+    # 4 of the 8 core->aggregation links into aggregation switch 0 of pod 0)
+    rng = random.Random(18064)
+    senders = rng.sample(range(64, HOSTS3), 64)
+    write_cm(out / "pod0in_2MB.cm", HOSTS3, [(s, d, 0, 2 * MB) for d, s in enumerate(senders)])
+
     # Poisson arrivals of 1 MB flows over 300 us at 30% and 60% of the host links' capacity
     for pct, seed in ((30, 18300), (60, 18600)):
         write_cm(out / f"poisson1024_1MB_300us_load{pct}.cm", HOSTS3,
                  poisson(HOSTS3, 1 * MB, 300, pct / 100, random.Random(seed)))
+
+    # Poisson arrivals of mixed sizes, log-uniform on [64 KB, 4 MB], over 300 us at 40% load
+    write_cm(out / "poisson1024_mixed_300us_load40.cm", HOSTS3,
+             poisson_mixed(HOSTS3, 64 * KB, 4 * MB, 300, 0.40, random.Random(18400)))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from benchmarks.htsim_calibration import Scenario, fct_stats, htsim_fct_us, wall_key
-from benchmarks.htsim_heldout import REFERENCE, REGIMES, SCENARIOS
+from benchmarks.htsim_heldout import ALL, REFERENCE, REGIMES
 from benchmarks.htsim_heldout.convert import convert
 
 RUNS = REFERENCE / "runs.json"
@@ -85,7 +85,7 @@ def run_one(sc: Scenario, regime: str, bin_dir: Path, timeout_s: float, raw_dir:
 def do_run(names: list[str], bin_dir: Path, timeout_s: float, raw_dir: Path) -> None:
     raw_dir.mkdir(parents=True, exist_ok=True)
     for name in names:
-        sc = SCENARIOS[name]
+        sc = ALL[name]
         for regime in REGIMES:
             key = wall_key(sc, regime)
             runs = load_runs()
@@ -107,7 +107,7 @@ def table(names: list[str]) -> str:
            "|---|---|---|---|---|---|---|---|"]
     cmds = []
     for name in names:
-        sc = SCENARIOS[name]
+        sc = ALL[name]
         for regime in REGIMES:
             key, rec = wall_key(sc, regime), runs.get(wall_key(sc, regime), {})
             cmds.append(" ".join(command(sc, regime)))
@@ -132,9 +132,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="where htsim's full output goes (not kept in the repository)")
     t = sub.add_parser("table")
     for p in (r, t):
-        p.add_argument("--only", nargs="*", choices=sorted(SCENARIOS), help="default: all, in order")
+        p.add_argument("--only", nargs="*", choices=sorted(ALL), help="default: all, in order")
     args = ap.parse_args(argv)
-    names = args.only or list(SCENARIOS)
+    names = args.only or list(ALL)
     if args.cmd == "run":
         for b in ("htsim_roce", "htsim_uec"):
             if not (args.bin / b).is_file():
