@@ -5,15 +5,20 @@ tables and command lines), so a mis-mapped flow or a stale table fails here."""
 from __future__ import annotations
 
 import csv
+import os
 import re
+from pathlib import Path
 
+import numpy as np
 import pytest
 
+from benchmarks import htsim_calibration as calibration
 from benchmarks.htsim_calibration import fct_stats, htsim_fct_us, htsim_wall_times, wall_key
 from benchmarks.htsim_heldout import ALL, REFERENCE, REGIMES, SCENARIOS, available
 from benchmarks.htsim_heldout.convert import ConvertError, convert, read_cm
 from benchmarks.htsim_heldout.gen_cm import generate
-from benchmarks.htsim_heldout.run import command
+from benchmarks.htsim_heldout.run import command, run_one
+from twin.workload import read_connection_matrix
 
 CM = """Nodes 1024
 Connections 3
@@ -135,3 +140,38 @@ def test_failed_runs_use_the_calibration_file_names():
     sc = ALL["pod0in_2MB_3tier_failed4"]
     assert sc.name not in SCENARIOS and sc.spec.tiers == 3
     assert command(sc, "roce_ecmp")[:2] == ["htsim_roce", "-tiers"] and "-failed" in command(sc, "roce_ecmp")
+
+
+@pytest.mark.parametrize("name", sorted({sc.cm for sc in ALL.values()}))
+def test_twin_reads_every_cm_as_the_converter_does(name):
+    """The twin's reader (what htsim_calibration feeds the twin) sees the same flows."""
+    src, dst, start, size = read_connection_matrix(REFERENCE / name)
+    flows = read_cm(REFERENCE / name)
+    assert src.tolist() == [f.src for f in flows] and dst.tolist() == [f.dst for f in flows]
+    assert np.allclose(start * 1e6, [f.start_us for f in flows]) and size.tolist() == [f.size for f in flows]
+
+
+def test_command_lines_are_the_shared_readmes():
+    """command() writes the shared reference's command lines for its own scenarios."""
+    readme = calibration.REFERENCE / "README.md"
+    if not readme.is_file():
+        pytest.skip("../shared/reference/htsim not present")
+    shared = {ln.strip() for ln in readme.read_text().splitlines() if ln.startswith("htsim_")}
+    built = {" ".join(command(sc, r)) for sc in calibration.SCENARIOS.values() for r in REGIMES
+             if sc.name != "perm1024_2MB"}  # the first table lists no command lines
+    assert built and built <= shared
+
+
+HTSIM_BIN = Path(os.environ.get("FABTWIN_HTSIM_BIN", "/tmp/htsim-src/htsim/sim/build/datacenter"))
+
+
+@pytest.mark.skipif(not (HTSIM_BIN / "htsim_uec").is_file(),
+                    reason="htsim not built (set FABTWIN_HTSIM_BIN to its build/datacenter)")
+@pytest.mark.parametrize("regime", ["roce_ecmp", "uec_reps"])
+def test_rerun_reproduces_the_committed_csv(tmp_path, regime):
+    """The whole chain (command line, htsim, converter) on the smallest scenario (0.2 s of CPU
+    each): htsim is deterministic, so the CSV comes out byte for byte as committed."""
+    sc = ALL["incast16_1MB_2tier"]
+    rec = run_one(sc, regime, HTSIM_BIN, 60.0, tmp_path, dest=tmp_path)
+    assert (rec["finished"], rec["flows"]) == (16, 16)
+    assert (tmp_path / sc.csv_name(regime)).read_bytes() == (REFERENCE / sc.csv_name(regime)).read_bytes()

@@ -50,8 +50,10 @@ def load_runs() -> dict[str, dict]:
     return json.loads(RUNS.read_text()) if RUNS.is_file() else {}
 
 
-def run_one(sc: Scenario, regime: str, bin_dir: Path, timeout_s: float, raw_dir: Path) -> dict:
-    """One htsim run in a scratch folder; writes the CSV and returns its runs.json record."""
+def run_one(sc: Scenario, regime: str, bin_dir: Path, timeout_s: float, raw_dir: Path,
+            dest: Path = REFERENCE) -> dict:
+    """One htsim run in a scratch folder; writes the CSV into `dest` and returns its runs.json
+    record."""
     argv = command(sc, regime)
     key = wall_key(sc, regime)
     with tempfile.TemporaryDirectory(prefix="htsim-") as work:
@@ -74,7 +76,7 @@ def run_one(sc: Scenario, regime: str, bin_dir: Path, timeout_s: float, raw_dir:
         wall, cpu, rss_kb = timing.read_text().split()[-3:]
     if code != 0:
         raise RuntimeError(f"{key}: htsim exited {code}; output in {out}")
-    finished, total = convert(REFERENCE / sc.cm, out, REFERENCE / sc.csv_name(regime))
+    finished, total = convert(REFERENCE / sc.cm, out, dest / sc.csv_name(regime))
     lines = out.read_text(errors="replace").splitlines()
     counters = next((ln for ln in reversed(lines) if ln.startswith("New: ")), "")
     return {"command": " ".join(argv), "wall_s": float(wall), "cpu_s": float(cpu),
