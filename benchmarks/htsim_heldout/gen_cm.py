@@ -115,6 +115,15 @@ def generate(out: Path) -> None:
     p = derangement(HOSTS2, random.Random(18128))
     write_cm(out / "perm128b_4MB.cm", HOSTS2, permutation(HOSTS2, 4 * MB, 0, p))
 
+    # mixed on 2 tiers: perm128b's pairs at 1 MB (ids 1..128) plus a concurrent 8-to-1 incast of
+    # 1 MB (ids 129..136) from 8 culprits of other ToRs into one host, all at time 0
+    rng = random.Random(18136)
+    r = rng.randrange(HOSTS2)
+    cand = [h for h in range(HOSTS2) if h // 8 != r // 8 and p[h] != r]
+    culprits = rng.sample(cand, 8)
+    write_cm(out / "mix_perm128_incast8_1MB_2tier.cm", HOSTS2,
+             permutation(HOSTS2, 1 * MB, 0, p) + [(s, r, 0, 1 * MB) for s in culprits])
+
     # all-to-all among 32 hosts of the 1024 (a job spread over the fabric), 256 KB per pair
     members = sorted(random.Random(18256).sample(range(HOSTS3), 32))
     write_cm(out / "a2a32_256KB.cm", HOSTS3,
@@ -130,6 +139,11 @@ def generate(out: Path) -> None:
             break
     write_cm(out / "waves1024_1MB_60us.cm", HOSTS3,
              permutation(HOSTS3, 1 * MB, 0, w1) + permutation(HOSTS3, 1 * MB, 60, w2))
+
+    # a ring step of 1 MB (host i to host i+1, as one step of a ring all-reduce over hosts in
+    # rank order): 7 of 8 flows stay in their ToR, the 128 others cross to the next ToR
+    write_cm(out / "ring1024_1MB.cm", HOSTS3,
+             [(i, (i + 1) % HOSTS3, 0, 1 * MB) for i in range(HOSTS3)])
 
     # into pod 0 from outside: each of pod 0's 64 hosts receives one 2 MB flow from a distinct
     # host of pods 1..15, at time 0; run healthy and with `-tiers 3 -failed 4` (htsim then slows
