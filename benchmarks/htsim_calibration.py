@@ -27,9 +27,14 @@ the error bars on one scenario).
 Measured 2026-12-01 (target rows meeting both bars; mean |error| of median / p99):
 - fluid baseline (`--without transport`): calibration 6/15 (15.0% / 18.5%), held-out 7/12
   (22.3% / 21.6%);
-- with the transport (kept): calibration 9/15 (11.8% / 16.2%), held-out 8/12 (18.0% / 18.0%);
-  its inputs are the README's packet sizes (64-byte headers on 4,000 / 4,086-byte payloads) and
-  1 us per hop; no figure is fitted;
+- with the transport (kept; now `--without window`): calibration 9/15 (11.8% / 16.2%), held-out
+  8/12 (18.0% / 18.0%); its inputs are the README's packet sizes (64-byte headers on 4,000 /
+  4,086-byte payloads) and 1 us per hop; no figure is fitted;
+- with UEC's window against the sprayed queues (kept): calibration 9/15 (7.3% / 13.4%),
+  held-out 9/12 (17.6% / 17.1%): perm1024 uec medians -16%..-11% -> -7%..-1%, perm128 -11% ->
+  -2%, 512 KB -17% -> -1%; poisson uec +8% (was -2%); incast uec medians +2 points. Inputs:
+  the window (1.5 x the base BDP, htsim NSCC's maxwnd) and the queue size (100 packets, `-q`);
+  the rate loss (about 8% at 100G, 3% at 400G) and the standing delay are outputs;
 - `--with port-fair` (not kept): calibration 9/15 (10.2% / 18.5%: the incast16 median +23% ->
   +0.3%, the mixed scenario's p99 +3% -> -37%), held-out 8/12 (16.8% / 18.1%: incast8 median
   +14.6% -> +0.2%, poisson p99 -18.6% -> -19.2%), at 2-3x the run time of ECMP with arrivals.
@@ -39,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import re
 import subprocess
 import sys
@@ -68,8 +74,10 @@ REGIMES = {"roce_ecmp": "ecmp", "roce_ar": "ar", "uec_oblivious": "spray", "uec_
 TARGETS = ("roce_ecmp", "uec_oblivious", "uec_reps")
 MEDIAN_BAR, P99_BAR = 0.15, 0.25
 # the model's mechanisms, each of which `--without` turns off to measure what it brings:
-# transport: headers on the wire, completion on the last ACK, store-and-forward per hop
-MECHANISMS = ("transport",)
+# transport: headers on the wire, completion on the last ACK, store-and-forward per hop;
+# window: UEC's window (1.5 BDP in flight) against the queues per-packet spraying builds at
+# every egress port it crosses (M/D/1), a rate loss at full load and a queueing delay
+MECHANISMS = ("transport", "window")
 # opt-in mechanisms (`--with`), measured but not kept in the model (see the report in the
 # module docstring): port-fair: RoCE's PFC switches share a congested host port among
 # their ingress ports
@@ -172,6 +180,8 @@ def twin_fct_us(sc: Scenario, regime: str, reference: Path = REFERENCE, seed: in
     start = np.floor(start * 1e6 + 1e-6) * 1e-6
     roce = ROCE_PFC if "port-fair" in with_ else ROCE
     transport = None if "transport" in without else (roce if regime.startswith("roce") else UEC)
+    if transport is not None and "window" in without:
+        transport = dataclasses.replace(transport, window_bdp=None)
     res = simulate(fabric_state(sc, REGIMES[regime], seed), Flows(src, dst, size, start),
                    hop_latency_s=HOP_LATENCY_S, idle_tail=False, transport=transport)
     return res.fct * 1e6

@@ -45,7 +45,7 @@ def test_reference_statistics_are_the_readmes():
 
 
 @pytest.mark.parametrize("regime,median_bar,p99_bar", [
-    ("roce_ecmp", 0.15, 0.25), ("uec_reps", 0.15, 0.25), ("uec_oblivious", 0.20, 0.30)])
+    ("roce_ecmp", 0.15, 0.25), ("uec_reps", 0.15, 0.25), ("uec_oblivious", 0.15, 0.25)])
 def test_twin_meets_its_error_bars_on_perm1024_2mb(regime, median_bar, p99_bar):
     row = run_row(PERM, regime, DATA, {})
     err_median, err_p99, _ = row.err
@@ -63,17 +63,20 @@ def test_ecmp_bars_hold_over_hash_seeds():
         assert p99 == pytest.approx(ref_p99, rel=0.25), seed
 
 
-def test_transport_brings_the_uec_median_closer():
+def test_transport_and_window_bring_the_uec_median_closer():
     """Headers, the ACK's way back and store-and-forward move every sprayed cross-pod flow
-    from 166 us to 176.2 us, towards htsim's 202.1 us median."""
+    from 166 us to 176.2 us; UEC's window against the sprayed queues to about 195 us, towards
+    htsim's 202.1 us median."""
     ref, _ = htsim_fct_us(DATA / PERM.csv_name("uec_reps"))
-    with_t = np.median(twin_fct_us(PERM, "uec_reps", DATA))
+    with_w = np.median(twin_fct_us(PERM, "uec_reps", DATA))
+    with_t = np.median(twin_fct_us(PERM, "uec_reps", DATA, without=("window",)))
     without = np.median(twin_fct_us(PERM, "uec_reps", DATA, without=("transport",)))
     assert without == pytest.approx(166.0)  # 160 us of serialization + 6 hops x 1 us
     # 2,000,000 B in 4,086-byte payloads + 64 B headers at 100G, 12 us there and back,
     # 5 store-and-forward hops of a 4,150-byte packet
     assert with_t == pytest.approx(2e6 * 4150 / 4086 * 8 / 100e9 * 1e6 + 12 + 5 * 0.332, abs=0.01)
-    assert abs(with_t - np.median(ref)) < abs(without - np.median(ref))
+    assert abs(with_w - np.median(ref)) < abs(with_t - np.median(ref)) < abs(without - np.median(ref))
+    assert with_w < np.median(ref)  # the rest is htsim's stochastic spread, not modelled
 
 
 def test_failed_links_slow_two_spines_of_every_tor():

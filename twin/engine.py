@@ -26,15 +26,21 @@ from twin.queueing import (
     MTU,
     QueueConfig,
     Transport,
+    base_rtt,
     completion_latency,
     queue_state,
     standalone_rates,
+    windowed_rates,
 )
 from twin.routing import FabricState, route, route_transfers
 
 COUNTERS = ("bytes", "packets", "ecn_marked", "pause_s", "drops")
 
 REL = 1e-9
+# window-limited rates (`twin.queueing.windowed_rates`) stand for stochastic queues and differ
+# between flows by their paths' loads: completions within 0.1% of a flow's time are one event
+# (each finishes at most 0.1% early), or a permutation would take one event per flow
+WINDOW_REL = 1e-3
 
 
 @dataclass
@@ -232,7 +238,7 @@ class _Run:
 
     def __init__(self, state: FabricState, flows: Flows | Transfers, events: list[Event],
                  timing: _Timing, sample_every: float | None, telemetry: QueueConfig | None,
-                 transport: Transport | None = None):
+                 transport: Transport | None = None, hop_latency_s: float = 0.0):
         self.state = state.copy()  # link changes alter it: the caller's stays as it was
         self.flows, self.timing, self.telemetry = flows, timing, telemetry
         n = len(flows)
@@ -258,6 +264,12 @@ class _Run:
         self.inc = flows.incidence(self.state)
         self.cap = self.state.link_capacity_bps()
         self.transport = transport
+        self.hop_latency_s = hop_latency_s
+        # window-based transport: per flow its window (bytes) and base RTT (s), per link
+        # whether its queue counts (`windowed_rates`); recomputed after a reroute
+        self.window: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self.qdelay = np.zeros(n)  # queueing delay on each flow's path now (s)
+        self.done_qdelay = np.zeros(n)  # ... when its last byte left
         self.port_fair = transport is not None and transport.lossless
         self.groups: IngressGroups | None = None  # of the current incidence, when port fair
         self.events = 0
@@ -304,8 +316,23 @@ class _Run:
                 self.groups = IngressGroups.of(self.inc, self.link_pos, to_host)
             self.rates = port_fair_rates(self.inc, eff_cap, self.groups, self.active,
                                          fair=self.fair * 8.0) / 8.0
+        if self.transport is not None and self.transport.window_bdp is not None:
+            self.rates, self.qdelay = self.windowed(eff_cap)
         self.load = self.inc.link_load(self.rates)
         return eff_cap
+
+    def windowed(self, eff_cap: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The window-limited rates and path queueing delays (`twin.queueing.windowed_rates`)."""
+        assert self.transport is not None and self.transport.window_bdp is not None
+        if self.window is None:
+            rtt = base_rtt(self.inc, self.cap, self.hop_latency_s, self.transport)
+            nic = standalone_rates(self.inc, self.cap) / 8.0  # bytes/s at the NIC's line rate
+            window = self.transport.window_bdp * np.where(np.isfinite(nic), nic, 0.0) * rtt
+            self.window = (window, rtt, self.link_pos > 0)
+        window, rtt, queued = self.window
+        rates, delay = windowed_rates(self.inc, eff_cap, np.where(self.active, self.rates, 0.0),
+                                      window, rtt, queued, self.transport)
+        return np.where(self.active, rates, 0.0), delay
 
     def compute_telemetry(self, eff_cap: np.ndarray) -> None:
         """Per-second counters of the interval from the queue model."""
@@ -346,8 +373,12 @@ class _Run:
         self.events += 1
         self.departed_rate = None
         if t_next == t_finish:
-            done = self.active & (t_done <= dt * (1 + REL) + 1e-15)
+            slack = dt * REL
+            if self.window is not None:  # within 0.1% of the flow's own completion time
+                slack = np.maximum(slack, WINDOW_REL * (t_next - self.flows.start))
+            done = self.active & (t_done <= dt + slack + 1e-15)
             self.finish[done] = self.now
+            self.done_qdelay[done] = self.qdelay[done]
             self.remaining[done] = 0.0
             self.active &= ~done
             # what `_after_departures` needs: the departed flows' per-flow max-min rates
@@ -368,6 +399,7 @@ class _Run:
             self.groups = None
             self.cap = self.state.link_capacity_bps()
             self.line_rate = None
+            self.window = None
 
     def apply(self, event: Event) -> None:
         if isinstance(event, StormEdge):
@@ -438,13 +470,14 @@ def simulate(
     for st_ in storms or []:
         events += [StormEdge(st_.time, st_.link, True), StormEdge(st_.end, st_.link, False)]
     run = _Run(state, flows, events, _Timing(convergence_s, nic_delay, until), sample_every, telemetry,
-               transport)
+               transport, hop_latency_s)
     latency = completion_latency(run.inc, run.cap, hop_latency_s, transport)
     while run.step():
         pass
     if idle_tail:
         run.sampler.idle_until(until, run.link_bytes, run.totals)
-    finish = run.finish + latency
+    # the last packet also waits in the queues on its path (window-based transports)
+    finish = run.finish + latency + run.done_qdelay
     times, link_bytes_at, counters = run.sampler.arrays()
     return Result(finish, flows.start.astype(float), flows.size.astype(float), run.link_bytes,
                   times, link_bytes_at, run.events, counters)

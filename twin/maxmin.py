@@ -85,6 +85,13 @@ class Incidence:
             out = out + self._mix_t @ per_route
         return out
 
+    def path_sum(self, per_link: np.ndarray) -> np.ndarray:
+        """Per flow, the sum over its links of a[l, f] * per_link[l] (a path's total delay)."""
+        out = self._direct_t @ per_link
+        if self.routes is not None:
+            out = out + self._mix_t @ (self._routes_t @ per_link)
+        return np.asarray(out)
+
     def flows_of_links(self, links: np.ndarray) -> np.ndarray:
         """Indices of the flows putting load on any of `links` (unique, sorted)."""
         parts = [self.direct[links].indices]

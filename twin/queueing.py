@@ -48,6 +48,12 @@ class Transport:
     header_bytes: float = 0.0
     acked: bool = True
     lossless: bool = False  # PFC: congested egress ports share among ingress ports (maxmin)
+    # window-based congestion control (UEC's NSCC): at most `window_bdp` x the flow's
+    # bandwidth-delay product in flight (base RTT x NIC rate), so queueing on its path slows it
+    # (`windowed_rates`); None: no window (RoCE without end-to-end CC, DCQCN is rate based)
+    window_bdp: float | None = None
+    # egress queue size per port in packets (htsim's `-q`): where a queue model saturates
+    queue_packets: float = 100.0
 
     @property
     def packet_bytes(self) -> float:
@@ -62,7 +68,7 @@ class Transport:
 # htsim's packets (reference README): RoCE 4,000-byte payloads + 64-byte header; UEC 4,150-byte
 # packets, about 1.6% more than the flow size, i.e. the same 64 bytes of header on 4,086 of data
 ROCE = Transport(4000, 64)
-UEC = Transport(4086, 64)
+UEC = Transport(4086, 64, window_bdp=1.5)  # htsim's NSCC: maxwnd = 1.5 x the base BDP
 # RoCE with PFC's ingress-port sharing (`twin.maxmin.port_fair_rates`): opt-in, it fixes the
 # incast's spread but, without head-of-line blocking, makes an incast among other traffic worse
 ROCE_PFC = Transport(4000, 64, lossless=True)
@@ -235,7 +241,59 @@ def completion_latency(inc: Incidence, capacity_bps: np.ndarray, hop_latency_s: 
 
 def path_latency(inc: Incidence, delay_s: np.ndarray) -> np.ndarray:
     """Mean latency of each flow's path: the sum of per-hop delays, weighted by its split."""
-    direct = inc.direct.T @ delay_s
-    if inc.routes is None:
-        return np.asarray(direct)
-    return np.asarray(direct + inc.mix.T @ (inc.routes.T @ delay_s))
+    return inc.path_sum(delay_s)
+
+
+def md1_packets(rho: np.ndarray) -> np.ndarray:
+    """Mean M/D/1 queue (packets waiting) at utilization `rho`; inf at rho >= 1."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(rho < 1, rho**2 / (2 * np.maximum(1 - rho, 1e-12)), np.inf)
+
+
+def base_rtt(inc: Incidence, capacity_bps: np.ndarray, hop_latency_s: float,
+             transport: Transport) -> np.ndarray:
+    """Each flow's unloaded round trip: propagation there and back plus one packet's
+    serialization at every hop (the ACK's is negligible)."""
+    with np.errstate(divide="ignore"):
+        per_hop = np.where(capacity_bps > 0, transport.packet_bytes * 8 / capacity_bps, 0.0)
+    return 2 * inc.hops() * hop_latency_s + path_latency(inc, per_hop)
+
+
+def windowed_rates(inc: Incidence, capacity_bps: np.ndarray, rates: np.ndarray,
+                   window_bytes: np.ndarray, rtt_s: np.ndarray, queued: np.ndarray,
+                   transport: Transport, rounds: int = 12) -> tuple[np.ndarray, np.ndarray]:
+    """Rates (bytes/s) of window-limited flows and the queueing delay on each flow's path.
+
+    A flow with window W and base RTT T sends at most W / (T + D), D the queueing delay on its
+    path. Per-packet spraying makes every egress queue it crosses (`queued`: not the sender's
+    own NIC port, which the window itself paces) a superposition of many senders' packets: an
+    M/D/1 queue of the port's utilization, bounded by the queue size. The fixed point between
+    rates and queues (a rate no higher than the max-min `rates`) is found by bisection per
+    flow: the window cap falls as the rates rise, so the answer lies between the cap at the
+    max-min rates and the max-min rates. At full load this is a rate loss and a standing
+    delay; at light load the caps do not bind and the rates stay max-min.
+    """
+    with np.errstate(divide="ignore"):
+        pkt_s = np.where(capacity_bps > 0, transport.packet_bytes * 8 / capacity_bps, 0.0)
+
+    def cap_and_delay(r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rho = np.where(capacity_bps > 0, inc.link_load(r) * 8 / capacity_bps, 0.0)
+        q = np.minimum(md1_packets(rho), transport.queue_packets)
+        delay = path_latency(inc, np.where(queued, q * pkt_s, 0.0))
+        return window_bytes / (rtt_s + delay), delay
+
+    finite = np.where(np.isfinite(rates), rates, 0.0)
+    hi = finite.copy()
+    lo, delay = cap_and_delay(hi)
+    lo = np.minimum(lo, hi)
+    if np.all(lo >= hi * (1 - 1e-9)):  # no window binds: max-min as it is
+        return rates, delay
+    for _ in range(rounds):
+        mid = 0.5 * (lo + hi)
+        cap, _ = cap_and_delay(mid)
+        up = cap >= mid
+        lo = np.where(up, mid, lo)
+        hi = np.where(up, hi, mid)
+    _, delay = cap_and_delay(lo)
+    return np.where(np.isfinite(rates), lo, rates), delay
