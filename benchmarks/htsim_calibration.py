@@ -35,9 +35,15 @@ Measured 2026-12-01 (target rows meeting both bars; mean |error| of median / p99
   -2%, 512 KB -17% -> -1%; poisson uec +8% (was -2%); incast uec medians +2 points. Inputs:
   the window (1.5 x the base BDP, htsim NSCC's maxwnd) and the queue size (100 packets, `-q`);
   the rate loss (about 8% at 100G, 3% at 400G) and the standing delay are outputs;
-- `--with port-fair` (not kept): calibration 9/15 (10.2% / 18.5%: the incast16 median +23% ->
+- `--with port-fair` (then opt-in, without the NIC hold): calibration 9/15 (10.2% / 18.5%: the incast16 median +23% ->
   +0.3%, the mixed scenario's p99 +3% -> -37%), held-out 8/12 (16.8% / 18.1%: incast8 median
   +14.6% -> +0.2%, poisson p99 -18.6% -> -19.2%), at 2-3x the run time of ECMP with arrivals.
+- PFC kept (`--without pfc` turns it off): ingress-port sharing at host ports plus a paused
+  NIC holding every flow it sends: calibration 10/15 (5.8% / 13.4%: incast16 roce median
+  +23% -> +0.3%, the mixed scenario's p99 stays +3.0%: the culprits' permutation flows are
+  held with their incast flows, 349 -> 2,777 us, htsim 2,207), held-out 9/12 (16.3% / 17.0%:
+  incast8 roce median +14.6% -> +0.2%). No input beyond the topology: round robin per
+  ingress port and per queue pair is the mechanism;
 """
 
 from __future__ import annotations
@@ -59,7 +65,7 @@ if str(REPO) not in sys.path:  # run by hand as a script: the twin is importable
     sys.path.insert(0, str(REPO))
 
 from twin.engine import Flows, simulate  # noqa: E402
-from twin.queueing import ROCE, ROCE_PFC, UEC  # noqa: E402
+from twin.queueing import ROCE, UEC  # noqa: E402
 from twin.routing import FabricState  # noqa: E402
 from twin.topology import FabricSpec, build  # noqa: E402
 from twin.workload import read_connection_matrix  # noqa: E402
@@ -77,11 +83,11 @@ MEDIAN_BAR, P99_BAR = 0.15, 0.25
 # transport: headers on the wire, completion on the last ACK, store-and-forward per hop;
 # window: UEC's window (1.5 BDP in flight) against the queues per-packet spraying builds at
 # every egress port it crosses (M/D/1), a rate loss at full load and a queueing delay
-MECHANISMS = ("transport", "window")
-# opt-in mechanisms (`--with`), measured but not kept in the model (see the report in the
-# module docstring): port-fair: RoCE's PFC switches share a congested host port among
-# their ingress ports
-OPT_IN = ("port-fair",)
+# pfc: RoCE's lossless switches share a congested host port among its ingress ports (round
+# robin) and a NIC that PFC pauses holds every flow it sends (head-of-line blocking)
+MECHANISMS = ("transport", "window", "pfc")
+# opt-in mechanisms (`--with`), measured but not kept in the model: none at present
+OPT_IN: tuple[str, ...] = ()
 
 # the README's topologies: 3-tier 1024 hosts (16 pods x 8 ToRs x 8 hosts, 8 aggs per pod, 64
 # cores) at 100G; 2-tier 128 hosts (16 ToRs x 8 hosts, 8 spines) at 400G; 1 us per hop
@@ -178,10 +184,11 @@ def twin_fct_us(sc: Scenario, regime: str, reference: Path = REFERENCE, seed: in
     src, dst, start, size = read_connection_matrix(reference / sc.cm)
     # htsim reads `start` as whole microseconds (README): the twin starts flows there too
     start = np.floor(start * 1e6 + 1e-6) * 1e-6
-    roce = ROCE_PFC if "port-fair" in with_ else ROCE
-    transport = None if "transport" in without else (roce if regime.startswith("roce") else UEC)
+    transport = None if "transport" in without else (ROCE if regime.startswith("roce") else UEC)
     if transport is not None and "window" in without:
         transport = dataclasses.replace(transport, window_bdp=None)
+    if transport is not None and "pfc" in without:
+        transport = dataclasses.replace(transport, lossless=False)
     res = simulate(fabric_state(sc, REGIMES[regime], seed), Flows(src, dst, size, start),
                    hop_latency_s=HOP_LATENCY_S, idle_tail=False, transport=transport)
     return res.fct * 1e6

@@ -134,7 +134,7 @@ class Result:
 
 
 def _after_departures(inc: Incidence, cap: np.ndarray, active: np.ndarray, rates: np.ndarray,
-                      departed: float) -> np.ndarray:
+                      departed: float, coupled: np.ndarray | None = None) -> np.ndarray:
     """Max-min rates after flows of rate >= `departed` (bytes/s) left, nothing else changing.
 
     Progressive filling reaches every level below `departed` without the departed flows (they
@@ -144,13 +144,21 @@ def _after_departures(inc: Incidence, cap: np.ndarray, active: np.ndarray, rates
     """
     keep = active & (rates < departed * (1 - 1e-9))
     if not keep.any():
-        return max_min_rates(inc, cap, active=active) / 8.0
+        return max_min_rates(inc, cap, active=active, coupled=coupled) / 8.0
     redo = active & ~keep
     if not redo.any():
         return np.where(keep, rates, 0.0)
     left = np.maximum(cap - inc.link_load(np.where(keep, rates, 0.0)) * 8.0, 0.0)
-    new = max_min_rates(inc, left, active=redo) / 8.0
+    new = max_min_rates(inc, left, active=redo, coupled=coupled) / 8.0
     return np.where(keep, rates, new)
+
+
+def _nic_groups(flows: Flows | Transfers) -> np.ndarray:
+    """Per flow, an id of the NIC port that sends it (endpoint; host and NIC for transfers)."""
+    if isinstance(flows, Transfers):
+        nic = np.zeros(len(flows), np.int64) if flows.nic is None else np.asarray(flows.nic)
+        return np.asarray(flows.src, np.int64) * (int(nic.max(initial=0)) + 1) + nic
+    return np.asarray(flows.src, np.int64)
 
 
 @dataclass(order=True)
@@ -271,6 +279,9 @@ class _Run:
         self.qdelay = np.zeros(n)  # queueing delay on each flow's path now (s)
         self.done_qdelay = np.zeros(n)  # ... when its last byte left
         self.port_fair = transport is not None and transport.lossless
+        # lossless: the flows a NIC sends are held together when PFC pauses it (one group
+        # per sending NIC port)
+        self.coupled = _nic_groups(flows) if self.port_fair else None
         self.groups: IngressGroups | None = None  # of the current incidence, when port fair
         self.events = 0
         self.rates = np.zeros(n)
@@ -303,9 +314,11 @@ class _Run:
                                   link_plane=self.link_plane)
             eff_cap = np.where(blocked.paused_fraction >= 1.0, 0.0, self.cap)
         if self.departed_rate is not None and not self.storming:
-            self.fair = _after_departures(self.inc, eff_cap, self.active, self.fair, self.departed_rate)
+            self.fair = _after_departures(self.inc, eff_cap, self.active, self.fair, self.departed_rate,
+                                          self.coupled)
         else:
-            self.fair = max_min_rates(self.inc, eff_cap, active=self.active) / 8.0  # bytes/s
+            self.fair = max_min_rates(self.inc, eff_cap, active=self.active,
+                                      coupled=self.coupled) / 8.0  # bytes/s
         self.rates = self.fair
         if self.port_fair:  # lossless switches share a congested port among its ingress ports
             if self.groups is None:
@@ -315,7 +328,7 @@ class _Run:
                 to_host = self.link_pos == self.link_pos.max()
                 self.groups = IngressGroups.of(self.inc, self.link_pos, to_host)
             self.rates = port_fair_rates(self.inc, eff_cap, self.groups, self.active,
-                                         fair=self.fair * 8.0) / 8.0
+                                         fair=self.fair * 8.0, coupled=self.coupled) / 8.0
         if self.transport is not None and self.transport.window_bdp is not None:
             self.rates, self.qdelay = self.windowed(eff_cap)
         self.load = self.inc.link_load(self.rates)

@@ -140,12 +140,16 @@ def max_min_rates(
     capacity: np.ndarray,
     flow_cap: np.ndarray | None = None,
     active: np.ndarray | None = None,
+    coupled: np.ndarray | None = None,
 ) -> np.ndarray:
     """Max-min fair rate of every flow.
 
     capacity: per link (0 for a dead link: the flows crossing it get rate 0).
     flow_cap: optional per-flow ceiling (a NIC's line rate, an application's demand).
     active: optional mask; inactive flows get rate 0 and take no capacity.
+    coupled: optional group per flow (-1: none); a flow that freezes freezes its whole group
+    at its level. Lossless RoCE: a NIC paused by PFC serves its queue pairs round robin, so
+    every flow it sends goes at the pace of the one held back (head-of-line blocking).
     A flow that crosses no link and has no cap is unbounded: its rate is `inf`.
 
     Progressive filling with incremental bookkeeping: every live flow sits at the same level,
@@ -193,6 +197,11 @@ def max_min_rates(
                 frozen = np.append(frozen, f)
             cap_ptr += 1
         frozen = np.unique(frozen)
+        if coupled is not None and frozen.size:
+            held = coupled[frozen]
+            held = held[held >= 0]
+            if held.size:
+                frozen = np.union1d(frozen, np.flatnonzero(live & np.isin(coupled, held)))
         rates[frozen] = level
         live[frozen] = False
         if frozen.size:
@@ -235,7 +244,8 @@ class IngressGroups:
 
 
 def port_fair_rates(inc: Incidence, capacity: np.ndarray, groups: IngressGroups,
-                    active: np.ndarray, fair: np.ndarray | None = None, rounds: int = 6) -> np.ndarray:
+                    active: np.ndarray, fair: np.ndarray | None = None, rounds: int = 6,
+                    coupled: np.ndarray | None = None) -> np.ndarray:
     """Max-min rates where every congested egress port first shares its capacity equally among
     the ingress ports that feed it, then among the flows of each ingress.
 
@@ -244,13 +254,14 @@ def port_fair_rates(inc: Incidence, capacity: np.ndarray, groups: IngressGroups,
     one carrying three together. Each group (ingress, egress) is a virtual link of capacity
     C_e / (groups active at e); capacity a group leaves unused (its flows are held back
     elsewhere) is handed to the groups that want more, water-filling, for a few rounds.
+    `coupled` as in `max_min_rates` (NIC head-of-line blocking), in the refill too.
     Only egress ports that per-flow max-min (`fair`, computed when not given) saturates and
     whose ingress ports carry unequal numbers of flows can differ; if there are none, `fair`
     is the answer, which keeps runs of many events cheap.
     """
     n_links = inc.n_links
     if fair is None:
-        fair = max_min_rates(inc, capacity, active=active)
+        fair = max_min_rates(inc, capacity, active=active, coupled=coupled)
     flows_per_group = groups.incidence @ active.astype(float)
     live = flows_per_group > 0
     load = inc.link_load(np.where(np.isfinite(fair), fair, 0.0))
@@ -272,6 +283,9 @@ def port_fair_rates(inc: Incidence, capacity: np.ndarray, groups: IngressGroups,
     # per-flow rates (as `twin.engine` does after departures): the refill stays small
     moved = np.zeros(inc.n_flows, dtype=bool)
     moved[sub.indices] = True
+    if coupled is not None:  # a NIC's flows move together: they keep one pace
+        mates = coupled[moved & (coupled >= 0)]
+        moved |= np.isin(coupled, mates) & (coupled >= 0)
     moved &= active
     kept = np.where(active & ~moved & np.isfinite(fair), fair, 0.0)
     capacity = np.maximum(capacity - inc.link_load(kept), 0.0)
@@ -281,7 +295,8 @@ def port_fair_rates(inc: Incidence, capacity: np.ndarray, groups: IngressGroups,
 
     def refill(vcap: np.ndarray) -> np.ndarray:
         out = np.where(active, fair, 0.0)
-        out[cols] = max_min_rates(both, np.concatenate([capacity, vcap]))
+        out[cols] = max_min_rates(both, np.concatenate([capacity, vcap]),
+                                  coupled=None if coupled is None else coupled[cols])
         return out
 
     rates = refill(vcap)

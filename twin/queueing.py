@@ -47,7 +47,8 @@ class Transport:
     payload_bytes: float
     header_bytes: float = 0.0
     acked: bool = True
-    lossless: bool = False  # PFC: congested egress ports share among ingress ports (maxmin)
+    # PFC: congested host ports share among ingress ports, a paused NIC holds all its flows
+    lossless: bool = False
     # window-based congestion control (UEC's NSCC): at most `window_bdp` x the flow's
     # bandwidth-delay product in flight (base RTT x NIC rate), so queueing on its path slows it
     # (`windowed_rates`); None: no window (RoCE without end-to-end CC, DCQCN is rate based)
@@ -67,11 +68,11 @@ class Transport:
 
 # htsim's packets (reference README): RoCE 4,000-byte payloads + 64-byte header; UEC 4,150-byte
 # packets, about 1.6% more than the flow size, i.e. the same 64 bytes of header on 4,086 of data
-ROCE = Transport(4000, 64)
+# RoCE is lossless (PFC): congested host ports share among their ingress ports
+# (`twin.maxmin.port_fair_rates`) and a paused NIC holds all its flows (`coupled`)
+ROCE = Transport(4000, 64, lossless=True)
+ROCE_PFC = ROCE  # the name of the lossless variant when it was opt-in
 UEC = Transport(4086, 64, window_bdp=1.5)  # htsim's NSCC: maxwnd = 1.5 x the base BDP
-# RoCE with PFC's ingress-port sharing (`twin.maxmin.port_fair_rates`): opt-in, it fixes the
-# incast's spread but, without head-of-line blocking, makes an incast among other traffic worse
-ROCE_PFC = Transport(4000, 64, lossless=True)
 
 
 @dataclass
