@@ -44,6 +44,15 @@ Measured 2026-12-01 (target rows meeting both bars; mean |error| of median / p99
   held with their incast flows, 349 -> 2,777 us, htsim 2,207), held-out 9/12 (16.3% / 17.0%:
   incast8 roce median +14.6% -> +0.2%). No input beyond the topology: round robin per
   ingress port and per queue pair is the mechanism;
+- UEC's trimming with oblivious spraying and a sprayed flow completing with its slowest path
+  (kept; part of `window`): a path delivers at most what its links carry when every sender
+  offers its line rate (the rest is trimmed and resent), a queue offered more than it carries
+  stays full, and the last packet waits on the slowest path's queues: calibration 10/15
+  (5.8% / 13.4%, unchanged: no calibration scenario has uneven paths), held-out 10/12 (6.2% /
+  10.7%): perm128 failed2 uec_oblivious +125.6% -> -5.6% (p99 +89.6% -> -20.2%), uec_reps
+  -15.0% -> -13.2%. This mechanism was built with the held-out failed2 row in view (the issue
+  names it), so that row is no longer a blind check. Inputs: the queue of a slowed port holds
+  the same time as at its nominal speed (htsim's `-failed` cuts it to 25% with the speed).
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ from scipy.optimize import brentq
 
 from twin.engine import Flows, simulate
 from twin.maxmin import Incidence, max_min_rates
-from twin.queueing import UEC, Transport, base_rtt, windowed_rates
-from twin.routing import FabricState
+from twin.queueing import UEC, Transport, base_rtt, windowed_rates, worst_path_delay
+from twin.routing import FabricState, route
 from twin.topology import FabricSpec, build
 
 C = 100e9  # bits/s
@@ -27,7 +27,8 @@ def _incidence(paths: list[list[int]], n_links: int) -> Incidence:
 def _solve(inc: Incidence, cap_bps: np.ndarray, rtt: float, queued: np.ndarray):
     fair = max_min_rates(inc, cap_bps) / 8
     window = np.full(inc.n_flows, UEC.window_bdp * C / 8 * rtt)
-    return windowed_rates(inc, cap_bps, fair, window, np.full(inc.n_flows, rtt), queued, UEC)
+    rates, delay, _ = windowed_rates(inc, cap_bps, fair, window, np.full(inc.n_flows, rtt), queued, UEC)
+    return rates, delay
 
 
 def test_one_flow_through_one_queue_runs_where_window_meets_queue():
@@ -92,3 +93,55 @@ def test_engine_adds_the_queueing_delay_and_the_rate_loss():
     # the spine hops carry a quarter of the flow each: the host downlink's queue dominates
     assert windowed.fct[0] > line.fct[0] + wire_s * 0.01
     assert windowed.fct[0] < line.fct[0] * 1.15
+
+
+def test_a_full_queue_sits_at_its_bound():
+    """A link marked full (spraying offers it more than it carries) waits the whole queue."""
+    inc = _incidence([[0, 1]], 2)
+    cap = np.array([30e9, C])
+    fair = max_min_rates(inc, cap) / 8
+    window = np.full(1, UEC.window_bdp * C / 8 * 14e-6)
+    _, delay, links = windowed_rates(inc, cap, fair, window, np.full(1, 14e-6), np.array([False, True]),
+                                     UEC, max_delay_s=np.array([0.0, 5e-6]),
+                                     full=np.array([False, True]))
+    assert links.tolist() == [0.0, 5e-6] and delay[0] == pytest.approx(5e-6)
+
+
+def test_the_slowest_path_sets_a_sprayed_flows_last_packet():
+    """Flow 0 sprays over links 1 and 2 (half each) then 3; flow 1 takes 1 then 3. Per hop the
+    worst link the flow loads: 4 us (link 2) + 1 us, and 2 + 1 for the single path."""
+    a = sp.csc_matrix(np.array([[1, 1], [0.5, 1], [0.5, 0], [1, 1]]))
+    pos = np.array([0, 1, 1, 2])
+    delay = np.array([0.0, 2e-6, 4e-6, 1e-6])
+    assert worst_path_delay(a, np.array([0, 1]), delay, pos) == pytest.approx([5e-6, 3e-6])
+
+
+def _two_slow_spines(trims: bool) -> FabricState:
+    fab = build(FabricSpec(hosts=32, leaf_radix=8, spine_radix=8, hosts_per_leaf=4,
+                           host_speed_gbps=400, fabric_speed_gbps=400))
+    state = FabricState(fab, mode=["spray"], spray_trims=trims)
+    for leaf in sorted(fab.leaf_up_cables):
+        state.cable_gbps[fab.leaf_up_cables[leaf][:2]] = 100.0  # to spines 0 and 1, both ways
+    state.nic_notices()
+    return state
+
+
+def test_trimmed_spraying_delivers_what_each_path_carries():
+    """4 hosts per leaf at 400G, 4 uplinks, 2 of them at 100G. Every host sends to the next
+    leaf: each uplink is offered 400 of the leaf's 1,600. Without trimming the even split
+    stalls at the slow uplinks (4 x 100 / (1/4) / 4 = 100 per flow); with it a slow path
+    delivers 100/400 of its share: weights 1/10, 1/10, 4/10, 4/10, 100 + 100 + 400 + 400 =
+    1,000 per leaf, 250 per flow; the slow uplinks are marked full."""
+    fab = _two_slow_spines(False).fabric
+    src = np.arange(32)
+    dst = (src + 4) % 32
+    out = {}
+    for trims in (False, True):
+        state = _two_slow_spines(trims)
+        inc = route(state, src, dst)
+        out[trims] = max_min_rates(inc, state.link_capacity_bps()) / 1e9
+        if trims:
+            slow = np.concatenate([2 * np.asarray(fab.leaf_up_cables[leaf][:2]) for leaf in fab.leaf_up_cables])
+            assert state.overflowing[slow].all() and state.overflowing.sum() == len(slow) * 2
+    assert out[False] == pytest.approx(np.full(32, 100.0))
+    assert out[True] == pytest.approx(np.full(32, 250.0))

@@ -31,6 +31,7 @@ from twin.queueing import (
     queue_state,
     standalone_rates,
     windowed_rates,
+    worst_path_delay,
 )
 from twin.routing import FabricState, route, route_transfers
 
@@ -248,6 +249,7 @@ class _Run:
                  timing: _Timing, sample_every: float | None, telemetry: QueueConfig | None,
                  transport: Transport | None = None, hop_latency_s: float = 0.0):
         self.state = state.copy()  # link changes alter it: the caller's stays as it was
+        self.state.spray_trims = transport is not None and transport.trimming
         self.flows, self.timing, self.telemetry = flows, timing, telemetry
         n = len(flows)
         # bytes still to put on the wire: the data plus its packets' headers
@@ -275,9 +277,11 @@ class _Run:
         self.hop_latency_s = hop_latency_s
         # window-based transport: per flow its window (bytes) and base RTT (s), per link
         # whether its queue counts (`windowed_rates`); recomputed after a reroute
-        self.window: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-        self.qdelay = np.zeros(n)  # queueing delay on each flow's path now (s)
-        self.done_qdelay = np.zeros(n)  # ... when its last byte left
+        self.window: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self.qdelay = np.zeros(n)  # mean queueing delay on each flow's path now (s)
+        self.link_qdelay = np.zeros(state.fabric.n_links)  # queueing delay per link now (s)
+        self.explicit = None  # links x flows incidence (csc), for the slowest path at the end
+        self.done_qdelay = np.zeros(n)  # slowest path's queueing delay when its last byte left
         self.port_fair = transport is not None and transport.lossless
         # lossless: the flows a NIC sends are held together when PFC pauses it (one group
         # per sending NIC port)
@@ -341,10 +345,17 @@ class _Run:
             rtt = base_rtt(self.inc, self.cap, self.hop_latency_s, self.transport)
             nic = standalone_rates(self.inc, self.cap) / 8.0  # bytes/s at the NIC's line rate
             window = self.transport.window_bdp * np.where(np.isfinite(nic), nic, 0.0) * rtt
-            self.window = (window, rtt, self.link_pos > 0)
-        window, rtt, queued = self.window
-        rates, delay = windowed_rates(self.inc, eff_cap, np.where(self.active, self.rates, 0.0),
-                                      window, rtt, queued, self.transport)
+            # a port's queue holds queue_packets at its nominal speed (a slowed port: the same
+            # time, fewer packets)
+            nominal = np.repeat(self.state.fabric.cable_gbps * 1e9, 2)
+            with np.errstate(divide="ignore"):
+                most = np.where(nominal > 0, self.transport.queue_packets * self.transport.packet_bytes
+                                * 8 / nominal, 0.0)
+            self.window = (window, rtt, self.link_pos > 0, most)
+        window, rtt, queued, most = self.window
+        rates, delay, self.link_qdelay = windowed_rates(
+            self.inc, eff_cap, np.where(self.active, self.rates, 0.0), window, rtt, queued,
+            self.transport, max_delay_s=most, full=self.state.overflowing)
         return np.where(self.active, rates, 0.0), delay
 
     def compute_telemetry(self, eff_cap: np.ndarray) -> None:
@@ -391,7 +402,12 @@ class _Run:
                 slack = np.maximum(slack, WINDOW_REL * (t_next - self.flows.start))
             done = self.active & (t_done <= dt + slack + 1e-15)
             self.finish[done] = self.now
-            self.done_qdelay[done] = self.qdelay[done]
+            if self.window is not None and done.any():
+                if self.explicit is None:
+                    self.explicit = self.inc.explicit().tocsc()
+                idx = np.flatnonzero(done)
+                self.done_qdelay[idx] = worst_path_delay(self.explicit, idx, self.link_qdelay,
+                                                         self.link_pos)
             self.remaining[done] = 0.0
             self.active &= ~done
             # what `_after_departures` needs: the departed flows' per-flow max-min rates
@@ -413,6 +429,7 @@ class _Run:
             self.cap = self.state.link_capacity_bps()
             self.line_rate = None
             self.window = None
+            self.explicit = None
 
     def apply(self, event: Event) -> None:
         if isinstance(event, StormEdge):
