@@ -1,6 +1,7 @@
 """The twin against htsim on every reference scenario and regime (issue 18, item 5).
 
     python benchmarks/htsim_calibration.py [--reference DIR] [--only SCENARIO ...]
+        [--without transport window trim pfc] [--new-runs DIR]
 
 For every scenario of the reference folder (`../shared/reference/htsim/`, its README gives the
 topologies and htsim's wall times) and every regime, the matching twin fabric is built, the
@@ -17,7 +18,9 @@ reordering is not in a flow-level model).
 The split below was fixed before any result was looked at. Calibration: the scenarios a model
 change may be tuned on. Held-out: each one exercises something the calibration set does not
 (a smaller flow size, a smaller incast, slow links, staggered arrivals), so a mechanism that
-only fits the calibration set shows up there.
+only fits the calibration set shows up there. The new packet-level runs (`--new-runs`,
+default benchmarks/htsim_heldout/, HTSIM's for issue 18) are a third set, held out always; their
+wall times come from their runs.json (measured under a load of 13-15, so upper bounds).
 
 Twin wall time: building the fabric, reading the .cm and simulating, in this process; the
 "process to process" ratio adds the cost of starting Python and importing the twin, measured
@@ -60,6 +63,8 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
+import importlib.util
+import json
 import re
 import subprocess
 import sys
@@ -80,6 +85,9 @@ from twin.topology import FabricSpec, build  # noqa: E402
 from twin.workload import read_connection_matrix  # noqa: E402
 
 REFERENCE = REPO.parent / "shared" / "reference" / "htsim"
+# new packet-level runs (HTSIM's, issue 18): a package declaring SCENARIOS, REGIMES and
+# available() in this module's form, with htsim's wall times in runs.json; held out, always
+NEW_RUNS = REPO / "benchmarks" / "htsim_heldout"
 
 CALIBRATION = ("perm1024_2MB", "perm1024_8MB", "incast16_2MB", "perm128_2MB_2tier",
                "mix_perm1024_incast16_2MB")
@@ -91,10 +99,13 @@ MEDIAN_BAR, P99_BAR = 0.15, 0.25
 # the model's mechanisms, each of which `--without` turns off to measure what it brings:
 # transport: headers on the wire, completion on the last ACK, store-and-forward per hop;
 # window: UEC's window (1.5 BDP in flight) against the queues per-packet spraying builds at
-# every egress port it crosses (M/D/1), a rate loss at full load and a queueing delay
+# every egress port it crosses (M/D/1), a rate loss at full load and a queueing delay, and a
+# sprayed flow's last packet waiting on its slowest path;
+# trim: UEC trims what a port cannot carry, so oblivious spraying delivers over each path what
+# its links carry (the rest is resent) and such a port's queue stays full;
 # pfc: RoCE's lossless switches share a congested host port among its ingress ports (round
 # robin) and a NIC that PFC pauses holds every flow it sends (head-of-line blocking)
-MECHANISMS = ("transport", "window", "pfc")
+MECHANISMS = ("transport", "window", "trim", "pfc")
 # opt-in mechanisms (`--with`), measured but not kept in the model: none at present
 OPT_IN: tuple[str, ...] = ()
 
@@ -196,6 +207,8 @@ def twin_fct_us(sc: Scenario, regime: str, reference: Path = REFERENCE, seed: in
     transport = None if "transport" in without else (ROCE if regime.startswith("roce") else UEC)
     if transport is not None and "window" in without:
         transport = dataclasses.replace(transport, window_bdp=None)
+    if transport is not None and "trim" in without:
+        transport = dataclasses.replace(transport, trimming=False)
     if transport is not None and "pfc" in without:
         transport = dataclasses.replace(transport, lossless=False)
     res = simulate(fabric_state(sc, REGIMES[regime], seed), Flows(src, dst, size, start),
@@ -264,6 +277,23 @@ def summary(label: str, rows: list[Row]) -> str:
             f"both: {both}; mean |err| median {mae:.1f}%, p99 {pae:.1f}%")
 
 
+def new_runs(folder: Path) -> tuple[dict[str, Scenario], tuple[str, ...], dict[str, float]]:
+    """The new held-out runs of `folder` (see NEW_RUNS): the scenarios whose CSVs are there for
+    every regime, the regimes, and htsim's wall time per run (empty if there is no folder)."""
+    init = folder / "__init__.py"
+    if not init.is_file():
+        return {}, (), {}
+    spec = importlib.util.spec_from_file_location("htsim_new_runs", init)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    walls: dict[str, float] = {}
+    if (folder / "runs.json").is_file():
+        walls = {k: float(v["wall_s"]) for k, v in json.loads((folder / "runs.json").read_text()).items()
+                 if v.get("wall_s") is not None}
+    return {n: mod.SCENARIOS[n] for n in mod.available()}, tuple(mod.REGIMES), walls
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reference", type=Path, default=REFERENCE)
@@ -272,6 +302,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="model mechanisms to turn off (all of them: the flow-level baseline)")
     ap.add_argument("--with", dest="with_", nargs="*", default=[], choices=OPT_IN,
                     help="opt-in mechanisms to turn on")
+    ap.add_argument("--new-runs", type=Path, default=NEW_RUNS,
+                    help="folder of new held-out htsim runs (default: benchmarks/htsim_heldout)")
     args = ap.parse_args(argv)
     if not (args.reference / "README.md").is_file():
         print(f"{args.reference}: no htsim reference folder (README.md missing)", file=sys.stderr)
@@ -292,9 +324,19 @@ def main(argv: list[str] | None = None) -> int:
                               tuple(args.with_))
                 rows[label].append(row)
                 print(show(row, start_s), flush=True)
+    fresh, fresh_regimes, fresh_walls = new_runs(args.new_runs)
+    if fresh:
+        rows["held-out, new htsim runs"] = []
+    for name, sc in fresh.items():
+        if args.only and name not in args.only:
+            continue
+        for regime in fresh_regimes:
+            row = run_row(sc, regime, args.new_runs, fresh_walls, tuple(args.without), tuple(args.with_))
+            rows["held-out, new htsim runs"].append(row)
+            print(show(row, start_s), flush=True)
     for label, rs in rows.items():
         print(summary(label, rs))
-    everything = rows["calibration"] + rows["held-out"]
+    everything = [r for rs in rows.values() for r in rs]
     ratios = [r.htsim_s / (r.twin_s + start_s) for r in everything if r.htsim_s]
     if ratios:
         print(f"speed, process to process: min {min(ratios):.1f}x, median {np.median(ratios):.1f}x")

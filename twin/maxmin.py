@@ -121,10 +121,13 @@ class Incidence:
         return out
 
     def explicit(self) -> sp.csr_matrix:
-        """The whole incidence as one links x flows matrix."""
+        """The whole incidence as one links x flows matrix (built once: an incidence is not
+        changed after it is made)."""
         if self.routes is None:
             return self.direct
-        return (self.direct + self.routes @ self.mix).tocsr()
+        if not hasattr(self, "_explicit"):
+            self._explicit = (self.direct + self.routes @ self.mix).tocsr()
+        return self._explicit
 
     def flows_touching(self, link_mask: np.ndarray) -> np.ndarray:
         """Boolean per flow: does the flow put load on any link of `link_mask`?"""
