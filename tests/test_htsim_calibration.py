@@ -175,3 +175,24 @@ def test_pfc_holds_the_culprits_permutation_flows_in_the_mixed_scenario():
     free = twin_fct_us(sc, "roce_ecmp", SHARED, without=("pfc",))[theirs]
     assert np.median(free) < 600 and np.median(held) > 2000
     assert np.median(held) == pytest.approx(np.median(ref[theirs]), rel=0.3)
+
+
+def test_new_runs_are_read_from_a_declaring_package(tmp_path):
+    """HTSIM's held-out folder: its __init__ declares the scenarios, available() the complete
+    ones; runs.json gives htsim's wall times. No folder: nothing."""
+    from benchmarks.htsim_calibration import new_runs
+
+    assert new_runs(tmp_path / "absent") == ({}, (), {})
+    (tmp_path / "__init__.py").write_text(
+        "from benchmarks.htsim_calibration import FAT3, Scenario\n"
+        "REGIMES = ('roce_ecmp',)\n"
+        "SCENARIOS = {'x': Scenario('x', 'x.cm', FAT3), 'y': Scenario('y', 'y.cm', FAT3)}\n"
+        "def available():\n"
+        "    from pathlib import Path\n"
+        "    here = Path(__file__).parent\n"
+        "    return [n for n, s in SCENARIOS.items() if (here / s.csv_name('roce_ecmp')).is_file()]\n")
+    (tmp_path / "x_roce_ecmp.fct.csv").write_text("id,src,dst,size_bytes,start_us,finish_us\n")
+    (tmp_path / "runs.json").write_text('{"x_roce_ecmp": {"wall_s": 1.5}, "y_roce_ecmp": {"wall_s": null}}')
+    scenarios, regimes, walls = new_runs(tmp_path)
+    assert list(scenarios) == ["x"] and scenarios["x"].cm == "x.cm"
+    assert regimes == ("roce_ecmp",) and walls == {"x_roce_ecmp": 1.5}
