@@ -43,7 +43,9 @@ def test_one_flow_through_one_queue_runs_where_window_meets_queue():
 
     x = brentq(gap, 0.5, 0.999999)
     assert rates[0] * 8 / C == pytest.approx(x, rel=1e-3)
-    assert delay[0] == pytest.approx(x * x / (2 * (1 - x)) * PKT_S, rel=1e-2)
+    # the queue is steep in the rate near full load: 10 halvings pin the rate to 1e-3, the
+    # delay to a few percent
+    assert delay[0] == pytest.approx(x * x / (2 * (1 - x)) * PKT_S, rel=3e-2)
     assert 0.9 < x < 0.99  # a rate loss of a few percent: the window binds
 
 

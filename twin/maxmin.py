@@ -94,11 +94,11 @@ class Incidence:
 
     def flows_of_links(self, links: np.ndarray) -> np.ndarray:
         """Indices of the flows putting load on any of `links` (unique, sorted)."""
-        parts = [self.direct[links].indices]
+        parts = [_gather(self.direct, links)[0]]
         if self.routes is not None:
-            classes = np.unique(self.routes[links].indices)
+            classes = np.unique(_gather(self.routes, links)[0])
             if classes.size:
-                parts.append(self.mix[classes].indices)
+                parts.append(_gather(self.mix, classes)[0])
         return np.unique(np.concatenate(parts)) if parts else np.empty(0, np.int64)
 
     def load_of_flows(self, flows: np.ndarray) -> np.ndarray:
@@ -108,16 +108,16 @@ class Incidence:
             if self.routes is not None:
                 self._routes_c = self.routes.tocsc()
                 self._mix_c = self.mix.tocsc()
-        out = np.zeros(self.n_links)
-        sub = self._direct_c[:, flows]
-        np.add.at(out, sub.indices, sub.data)
+        idx, val, _ = _gather(self._direct_c, flows)
+        out = np.bincount(idx, weights=val, minlength=self.n_links)
         if self.routes is not None:
-            m = self._mix_c[:, flows]
-            if m.nnz:
-                per_class = np.bincount(m.indices, weights=m.data, minlength=self.routes.shape[1])
+            m_idx, m_val, _ = _gather(self._mix_c, flows)
+            if m_idx.size:
+                per_class = np.bincount(m_idx, weights=m_val, minlength=self.routes.shape[1])
                 classes = np.flatnonzero(per_class)
-                r = self._routes_c[:, classes]
-                np.add.at(out, r.indices, r.data * np.repeat(per_class[classes], np.diff(r.indptr)))
+                r_idx, r_val, r_len = _gather(self._routes_c, classes)
+                out = out + np.bincount(r_idx, weights=r_val * np.repeat(per_class[classes], r_len),
+                                        minlength=self.n_links)
         return out
 
     def explicit(self) -> sp.csr_matrix:
@@ -136,6 +136,21 @@ class Incidence:
         if self.routes is not None:
             hit = hit + self._mix_t @ (self._routes_t @ x)
         return hit > 0
+
+
+def _gather(m: sp.csr_matrix | sp.csc_matrix, major: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The stored entries of rows (CSR) or columns (CSC) `major`: their minor indices, values
+    and the count per selected row. Plain numpy on indptr: scipy's fancy indexing builds a
+    matrix each time, which dominated the progressive filling's rounds."""
+    major = np.asarray(major, dtype=np.int64)
+    starts = m.indptr[major]
+    lens = m.indptr[major + 1] - starts
+    total = int(lens.sum())
+    if total == 0:
+        return np.empty(0, np.int64), np.empty(0), lens
+    offsets = np.repeat(starts - np.cumsum(lens) + lens, lens) + np.arange(total)
+    return m.indices[offsets], m.data[offsets], lens
 
 
 def max_min_rates(
@@ -179,6 +194,9 @@ def max_min_rates(
     cap_ptr = 0
     level = 0.0
     tol = REL_EPS * np.maximum(capacity, scale * REL_EPS)
+    if coupled is not None:  # a lookup table per group instead of np.isin every round
+        group_of = np.where(coupled >= 0, coupled, -1)
+        group_held = np.zeros(int(group_of.max(initial=0)) + 2, dtype=bool)  # [-1]: no group
     while live.any():
         while cap_ptr < len(cap_order) and not live[cap_order[cap_ptr]]:
             cap_ptr += 1
@@ -204,7 +222,8 @@ def max_min_rates(
             held = coupled[frozen]
             held = held[held >= 0]
             if held.size:
-                frozen = np.union1d(frozen, np.flatnonzero(live & np.isin(coupled, held)))
+                group_held[held] = True
+                frozen = np.union1d(frozen, np.flatnonzero(live & group_held[group_of]))
         rates[frozen] = level
         live[frozen] = False
         if frozen.size:

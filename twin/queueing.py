@@ -267,7 +267,7 @@ def base_rtt(inc: Incidence, capacity_bps: np.ndarray, hop_latency_s: float,
 def windowed_rates(inc: Incidence, capacity_bps: np.ndarray, rates: np.ndarray,
                    window_bytes: np.ndarray, rtt_s: np.ndarray, queued: np.ndarray,
                    transport: Transport, max_delay_s: np.ndarray | None = None,
-                   full: np.ndarray | None = None, rounds: int = 12) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                   full: np.ndarray | None = None, rounds: int = 10) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rates (bytes/s) of window-limited flows, the mean queueing delay on each flow's path
     and the queueing delay at each link.
 
