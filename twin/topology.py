@@ -16,9 +16,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
-import networkx as nx
 import numpy as np
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 
 class TopologyError(ValueError):
@@ -131,6 +134,8 @@ class Fabric:
 
     def graph(self) -> nx.Graph:
         """The cabling as an undirected networkx multigraph-free Graph (parallel cables merged)."""
+        import networkx as nx  # here, not at import: it is a third of the twin's start-up
+
         g = nx.Graph()
         for i, name in enumerate(self.node_name):
             g.add_node(name, kind=int(self.node_kind[i]), plane=int(self.node_plane[i]))
