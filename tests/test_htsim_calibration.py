@@ -192,7 +192,8 @@ def test_new_runs_are_read_from_a_declaring_package(tmp_path):
         "    here = Path(__file__).parent\n"
         "    return [n for n, s in SCENARIOS.items() if (here / s.csv_name('roce_ecmp')).is_file()]\n")
     (tmp_path / "x_roce_ecmp.fct.csv").write_text("id,src,dst,size_bytes,start_us,finish_us\n")
-    (tmp_path / "runs.json").write_text('{"x_roce_ecmp": {"wall_s": 1.5}, "y_roce_ecmp": {"wall_s": null}}')
+    (tmp_path / "runs.json").write_text('{"x_roce_ecmp": {"wall_s": 4.0, "cpu_s": 1.5}, '
+                                        '"y_roce_ecmp": {"wall_s": null}}')
     scenarios, regimes, walls = new_runs(tmp_path)
     assert list(scenarios) == ["x"] and scenarios["x"].cm == "x.cm"
     assert regimes == ("roce_ecmp",) and walls == {"x_roce_ecmp": 1.5}
