@@ -9,8 +9,9 @@ event, so a symmetric collective finishes in a handful of events rather than one
 Outputs: per-flow completion times, per-link bytes (cumulative, for counters) and per-link
 utilization sampled at the requested times.
 
-Assumptions: fluid flows (no slow start, no per-packet effects), rates change instantly at
-events, a flow's rate is capped by its NIC port's line rate only through the host link, and a
+Assumptions: fluid flows (no slow start; per-packet effects only as a `Transport` models them:
+headers, ACKs, store-and-forward, a window against sprayed queues, PFC's sharing and hold,
+trimming; see `twin.queueing`), rates change instantly at events, a flow's rate is capped by its NIC port's line rate only through the host link, and a
 flow whose path crosses a dead link sends nothing until routing moves it.
 """
 

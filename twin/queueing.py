@@ -19,6 +19,14 @@ of loads into what the queues at each link's egress port would show, under these
   continue through a fully paused link is itself fully paused (head-of-line blocking), to a
   fixed point, like a PFC tree. Lossy ports drop the excess instead: drops = offered - capacity.
 - Latency of a path: per-hop propagation plus queueing (occupancy / line rate) at every hop.
+
+A `Transport` brings some of this into the rates and completion times (issue 18), run by
+`twin.engine` at every event: a window-based transport (UEC) is capped at window / (base RTT +
+queueing delay), the queues of sprayed traffic being M/D/1 at each port's utilization
+(`windowed_rates`), and a sprayed flow completes when its slowest path delivers
+(`worst_path_delay`); a lossless one (RoCE with PFC) shares congested host ports among their
+ingress ports and holds a paused NIC's flows together (`twin.maxmin`); a trimming one makes
+oblivious spraying deliver at most each path's capacity (`twin.routing`).
 """
 
 from __future__ import annotations
