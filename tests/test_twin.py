@@ -308,8 +308,8 @@ def test_refilling_after_departures_equals_a_full_recompute(monkeypatch, fabric6
                np.zeros(300))
     fast = simulate(FabricState(f, mode=["ecmp"], seed=4), fl)
     monkeypatch.setattr(engine, "_after_departures",
-                        lambda inc, cap, active, rates, departed:
-                        max_min_rates(inc, cap, active=active) / 8.0)
+                        lambda inc, cap, active, rates, departed, coupled=None:
+                        max_min_rates(inc, cap, active=active, coupled=coupled) / 8.0)
     slow = simulate(FabricState(f, mode=["ecmp"], seed=4), fl)
     assert fast.events == slow.events > 20
     assert fast.finish == pytest.approx(slow.finish, rel=1e-9)

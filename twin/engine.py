@@ -9,8 +9,9 @@ event, so a symmetric collective finishes in a handful of events rather than one
 Outputs: per-flow completion times, per-link bytes (cumulative, for counters) and per-link
 utilization sampled at the requested times.
 
-Assumptions: fluid flows (no slow start, no per-packet effects), rates change instantly at
-events, a flow's rate is capped by its NIC port's line rate only through the host link, and a
+Assumptions: fluid flows (no slow start; per-packet effects only as a `Transport` models them:
+headers, ACKs, store-and-forward, a window against sprayed queues, PFC's sharing and hold,
+trimming; see `twin.queueing`), rates change instantly at events, a flow's rate is capped by its NIC port's line rate only through the host link, and a
 flow whose path crosses a dead link sends nothing until routing moves it.
 """
 
@@ -27,15 +28,22 @@ from twin.queueing import (
     MTU,
     QueueConfig,
     Transport,
+    base_rtt,
     completion_latency,
     queue_state,
     standalone_rates,
+    windowed_rates,
+    worst_path_delay,
 )
 from twin.routing import FabricState, route, route_transfers
 
 COUNTERS = ("bytes", "packets", "ecn_marked", "pause_s", "drops")
 
 REL = 1e-9
+# window-limited rates (`twin.queueing.windowed_rates`) stand for stochastic queues and differ
+# between flows by their paths' loads: completions within 0.1% of a flow's time are one event
+# (each finishes at most 0.1% early), or a permutation would take one event per flow
+WINDOW_REL = 1e-3
 
 
 @dataclass
@@ -129,7 +137,7 @@ class Result:
 
 
 def _after_departures(inc: Incidence, cap: np.ndarray, active: np.ndarray, rates: np.ndarray,
-                      departed: float) -> np.ndarray:
+                      departed: float, coupled: np.ndarray | None = None) -> np.ndarray:
     """Max-min rates after flows of rate >= `departed` (bytes/s) left, nothing else changing.
 
     Progressive filling reaches every level below `departed` without the departed flows (they
@@ -139,13 +147,21 @@ def _after_departures(inc: Incidence, cap: np.ndarray, active: np.ndarray, rates
     """
     keep = active & (rates < departed * (1 - 1e-9))
     if not keep.any():
-        return max_min_rates(inc, cap, active=active) / 8.0
+        return max_min_rates(inc, cap, active=active, coupled=coupled) / 8.0
     redo = active & ~keep
     if not redo.any():
         return np.where(keep, rates, 0.0)
     left = np.maximum(cap - inc.link_load(np.where(keep, rates, 0.0)) * 8.0, 0.0)
-    new = max_min_rates(inc, left, active=redo) / 8.0
+    new = max_min_rates(inc, left, active=redo, coupled=coupled) / 8.0
     return np.where(keep, rates, new)
+
+
+def _nic_groups(flows: Flows | Transfers) -> np.ndarray:
+    """Per flow, an id of the NIC port that sends it (endpoint; host and NIC for transfers)."""
+    if isinstance(flows, Transfers):
+        nic = np.zeros(len(flows), np.int64) if flows.nic is None else np.asarray(flows.nic)
+        return np.asarray(flows.src, np.int64) * (int(nic.max(initial=0)) + 1) + nic
+    return np.asarray(flows.src, np.int64)
 
 
 @dataclass(order=True)
@@ -237,8 +253,9 @@ class _Run:
 
     def __init__(self, state: FabricState, flows: Flows | Transfers, events: list[Event],
                  timing: _Timing, sample_every: float | None, telemetry: QueueConfig | None,
-                 transport: Transport | None = None):
+                 transport: Transport | None = None, hop_latency_s: float = 0.0):
         self.state = state.copy()  # link changes alter it: the caller's stays as it was
+        self.state.spray_trims = transport is not None and transport.trimming
         self.flows, self.timing, self.telemetry = flows, timing, telemetry
         n = len(flows)
         # bytes still to put on the wire: the data plus its packets' headers
@@ -263,7 +280,18 @@ class _Run:
         self.inc = flows.incidence(self.state)
         self.cap = self.state.link_capacity_bps()
         self.transport = transport
+        self.hop_latency_s = hop_latency_s
+        # window-based transport: per flow its window (bytes) and base RTT (s), per link
+        # whether its queue counts (`windowed_rates`); recomputed after a reroute
+        self.window: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self.qdelay = np.zeros(n)  # mean queueing delay on each flow's path now (s)
+        self.link_qdelay = np.zeros(state.fabric.n_links)  # queueing delay per link now (s)
+        self.explicit = None  # links x flows incidence (csc), for the slowest path at the end
+        self.done_qdelay = np.zeros(n)  # slowest path's queueing delay when its last byte left
         self.port_fair = transport is not None and transport.lossless
+        # lossless: the flows a NIC sends are held together when PFC pauses it (one group
+        # per sending NIC port)
+        self.coupled = _nic_groups(flows) if self.port_fair else None
         self.groups: IngressGroups | None = None  # of the current incidence, when port fair
         self.events = 0
         self.rates = np.zeros(n)
@@ -296,9 +324,11 @@ class _Run:
                                   link_plane=self.link_plane)
             eff_cap = np.where(blocked.paused_fraction >= 1.0, 0.0, self.cap)
         if self.departed_rate is not None and not self.storming:
-            self.fair = _after_departures(self.inc, eff_cap, self.active, self.fair, self.departed_rate)
+            self.fair = _after_departures(self.inc, eff_cap, self.active, self.fair, self.departed_rate,
+                                          self.coupled)
         else:
-            self.fair = max_min_rates(self.inc, eff_cap, active=self.active) / 8.0  # bytes/s
+            self.fair = max_min_rates(self.inc, eff_cap, active=self.active,
+                                      coupled=self.coupled) / 8.0  # bytes/s
         self.rates = self.fair
         if self.port_fair:  # lossless switches share a congested port among its ingress ports
             if self.groups is None:
@@ -308,9 +338,31 @@ class _Run:
                 to_host = self.link_pos == self.link_pos.max()
                 self.groups = IngressGroups.of(self.inc, self.link_pos, to_host)
             self.rates = port_fair_rates(self.inc, eff_cap, self.groups, self.active,
-                                         fair=self.fair * 8.0) / 8.0
+                                         fair=self.fair * 8.0, coupled=self.coupled) / 8.0
+        if self.transport is not None and self.transport.window_bdp is not None:
+            self.rates, self.qdelay = self.windowed(eff_cap)
         self.load = self.inc.link_load(self.rates)
         return eff_cap
+
+    def windowed(self, eff_cap: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The window-limited rates and path queueing delays (`twin.queueing.windowed_rates`)."""
+        assert self.transport is not None and self.transport.window_bdp is not None
+        if self.window is None:
+            rtt = base_rtt(self.inc, self.cap, self.hop_latency_s, self.transport)
+            nic = standalone_rates(self.inc, self.cap) / 8.0  # bytes/s at the NIC's line rate
+            window = self.transport.window_bdp * np.where(np.isfinite(nic), nic, 0.0) * rtt
+            # a port's queue holds queue_packets at its nominal speed (a slowed port: the same
+            # time, fewer packets)
+            nominal = np.repeat(self.state.fabric.cable_gbps * 1e9, 2)
+            with np.errstate(divide="ignore"):
+                most = np.where(nominal > 0, self.transport.queue_packets * self.transport.packet_bytes
+                                * 8 / nominal, 0.0)
+            self.window = (window, rtt, self.link_pos > 0, most)
+        window, rtt, queued, most = self.window
+        rates, delay, self.link_qdelay = windowed_rates(
+            self.inc, eff_cap, np.where(self.active, self.rates, 0.0), window, rtt, queued,
+            self.transport, max_delay_s=most, full=self.state.overflowing)
+        return np.where(self.active, rates, 0.0), delay
 
     def compute_telemetry(self, eff_cap: np.ndarray) -> None:
         """Per-second counters of the interval from the queue model."""
@@ -351,8 +403,17 @@ class _Run:
         self.events += 1
         self.departed_rate = None
         if t_next == t_finish:
-            done = self.active & (t_done <= dt * (1 + REL) + 1e-15)
+            slack = dt * REL
+            if self.window is not None:  # within 0.1% of the flow's own completion time
+                slack = np.maximum(slack, WINDOW_REL * (t_next - self.flows.start))
+            done = self.active & (t_done <= dt + slack + 1e-15)
             self.finish[done] = self.now
+            if self.window is not None and done.any():
+                if self.explicit is None:
+                    self.explicit = self.inc.explicit().tocsc()
+                idx = np.flatnonzero(done)
+                self.done_qdelay[idx] = worst_path_delay(self.explicit, idx, self.link_qdelay,
+                                                         self.link_pos)
             self.remaining[done] = 0.0
             self.active &= ~done
             # what `_after_departures` needs: the departed flows' per-flow max-min rates
@@ -373,6 +434,8 @@ class _Run:
             self.groups = None
             self.cap = self.state.link_capacity_bps()
             self.line_rate = None
+            self.window = None
+            self.explicit = None
 
     def apply(self, event: Event) -> None:
         if isinstance(event, StormEdge):
@@ -449,13 +512,14 @@ def simulate(
     for st_ in storms or []:
         events += [StormEdge(st_.time, st_.link, True), StormEdge(st_.end, st_.link, False)]
     run = _Run(state, flows, events, _Timing(convergence_s, nic_delay, until), sample_every, telemetry,
-               transport)
+               transport, hop_latency_s)
     latency = completion_latency(run.inc, run.cap, hop_latency_s, transport)
     while run.step():
         pass
     if idle_tail:
         run.sampler.idle_until(until, run.link_bytes, run.totals)
-    finish = run.finish + latency
+    # the last packet also waits in the queues on its path (window-based transports)
+    finish = run.finish + latency + run.done_qdelay
     times, link_bytes_at, counters = run.sampler.arrays()
     return Result(finish, flows.start.astype(float), flows.size.astype(float), run.link_bytes,
                   times, link_bytes_at, run.events, counters)

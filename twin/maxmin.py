@@ -85,13 +85,20 @@ class Incidence:
             out = out + self._mix_t @ per_route
         return out
 
+    def path_sum(self, per_link: np.ndarray) -> np.ndarray:
+        """Per flow, the sum over its links of a[l, f] * per_link[l] (a path's total delay)."""
+        out = self._direct_t @ per_link
+        if self.routes is not None:
+            out = out + self._mix_t @ (self._routes_t @ per_link)
+        return np.asarray(out)
+
     def flows_of_links(self, links: np.ndarray) -> np.ndarray:
         """Indices of the flows putting load on any of `links` (unique, sorted)."""
-        parts = [self.direct[links].indices]
+        parts = [_gather(self.direct, links)[0]]
         if self.routes is not None:
-            classes = np.unique(self.routes[links].indices)
+            classes = np.unique(_gather(self.routes, links)[0])
             if classes.size:
-                parts.append(self.mix[classes].indices)
+                parts.append(_gather(self.mix, classes)[0])
         return np.unique(np.concatenate(parts)) if parts else np.empty(0, np.int64)
 
     def load_of_flows(self, flows: np.ndarray) -> np.ndarray:
@@ -101,23 +108,26 @@ class Incidence:
             if self.routes is not None:
                 self._routes_c = self.routes.tocsc()
                 self._mix_c = self.mix.tocsc()
-        out = np.zeros(self.n_links)
-        sub = self._direct_c[:, flows]
-        np.add.at(out, sub.indices, sub.data)
+        idx, val, _ = _gather(self._direct_c, flows)
+        out = np.bincount(idx, weights=val, minlength=self.n_links)
         if self.routes is not None:
-            m = self._mix_c[:, flows]
-            if m.nnz:
-                per_class = np.bincount(m.indices, weights=m.data, minlength=self.routes.shape[1])
+            m_idx, m_val, _ = _gather(self._mix_c, flows)
+            if m_idx.size:
+                per_class = np.bincount(m_idx, weights=m_val, minlength=self.routes.shape[1])
                 classes = np.flatnonzero(per_class)
-                r = self._routes_c[:, classes]
-                np.add.at(out, r.indices, r.data * np.repeat(per_class[classes], np.diff(r.indptr)))
+                r_idx, r_val, r_len = _gather(self._routes_c, classes)
+                out = out + np.bincount(r_idx, weights=r_val * np.repeat(per_class[classes], r_len),
+                                        minlength=self.n_links)
         return out
 
     def explicit(self) -> sp.csr_matrix:
-        """The whole incidence as one links x flows matrix."""
+        """The whole incidence as one links x flows matrix (built once: an incidence is not
+        changed after it is made)."""
         if self.routes is None:
             return self.direct
-        return (self.direct + self.routes @ self.mix).tocsr()
+        if not hasattr(self, "_explicit"):
+            self._explicit = (self.direct + self.routes @ self.mix).tocsr()
+        return self._explicit
 
     def flows_touching(self, link_mask: np.ndarray) -> np.ndarray:
         """Boolean per flow: does the flow put load on any link of `link_mask`?"""
@@ -128,17 +138,36 @@ class Incidence:
         return hit > 0
 
 
+def _gather(m: sp.csr_matrix | sp.csc_matrix, major: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The stored entries of rows (CSR) or columns (CSC) `major`: their minor indices, values
+    and the count per selected row. Plain numpy on indptr: scipy's fancy indexing builds a
+    matrix each time, which dominated the progressive filling's rounds."""
+    major = np.asarray(major, dtype=np.int64)
+    starts = m.indptr[major]
+    lens = m.indptr[major + 1] - starts
+    total = int(lens.sum())
+    if total == 0:
+        return np.empty(0, np.int64), np.empty(0), lens
+    offsets = np.repeat(starts - np.cumsum(lens) + lens, lens) + np.arange(total)
+    return m.indices[offsets], m.data[offsets], lens
+
+
 def max_min_rates(
     inc: Incidence,
     capacity: np.ndarray,
     flow_cap: np.ndarray | None = None,
     active: np.ndarray | None = None,
+    coupled: np.ndarray | None = None,
 ) -> np.ndarray:
     """Max-min fair rate of every flow.
 
     capacity: per link (0 for a dead link: the flows crossing it get rate 0).
     flow_cap: optional per-flow ceiling (a NIC's line rate, an application's demand).
     active: optional mask; inactive flows get rate 0 and take no capacity.
+    coupled: optional group per flow (-1: none); a flow that freezes freezes its whole group
+    at its level. Lossless RoCE: a NIC paused by PFC serves its queue pairs round robin, so
+    every flow it sends goes at the pace of the one held back (head-of-line blocking).
     A flow that crosses no link and has no cap is unbounded: its rate is `inf`.
 
     Progressive filling with incremental bookkeeping: every live flow sits at the same level,
@@ -165,6 +194,9 @@ def max_min_rates(
     cap_ptr = 0
     level = 0.0
     tol = REL_EPS * np.maximum(capacity, scale * REL_EPS)
+    if coupled is not None:  # a lookup table per group instead of np.isin every round
+        group_of = np.where(coupled >= 0, coupled, -1)
+        group_held = np.zeros(int(group_of.max(initial=0)) + 2, dtype=bool)  # [-1]: no group
     while live.any():
         while cap_ptr < len(cap_order) and not live[cap_order[cap_ptr]]:
             cap_ptr += 1
@@ -186,6 +218,12 @@ def max_min_rates(
                 frozen = np.append(frozen, f)
             cap_ptr += 1
         frozen = np.unique(frozen)
+        if coupled is not None and frozen.size:
+            held = coupled[frozen]
+            held = held[held >= 0]
+            if held.size:
+                group_held[held] = True
+                frozen = np.union1d(frozen, np.flatnonzero(live & group_held[group_of]))
         rates[frozen] = level
         live[frozen] = False
         if frozen.size:
@@ -228,7 +266,8 @@ class IngressGroups:
 
 
 def port_fair_rates(inc: Incidence, capacity: np.ndarray, groups: IngressGroups,
-                    active: np.ndarray, fair: np.ndarray | None = None, rounds: int = 6) -> np.ndarray:
+                    active: np.ndarray, fair: np.ndarray | None = None, rounds: int = 6,
+                    coupled: np.ndarray | None = None) -> np.ndarray:
     """Max-min rates where every congested egress port first shares its capacity equally among
     the ingress ports that feed it, then among the flows of each ingress.
 
@@ -237,13 +276,14 @@ def port_fair_rates(inc: Incidence, capacity: np.ndarray, groups: IngressGroups,
     one carrying three together. Each group (ingress, egress) is a virtual link of capacity
     C_e / (groups active at e); capacity a group leaves unused (its flows are held back
     elsewhere) is handed to the groups that want more, water-filling, for a few rounds.
+    `coupled` as in `max_min_rates` (NIC head-of-line blocking), in the refill too.
     Only egress ports that per-flow max-min (`fair`, computed when not given) saturates and
     whose ingress ports carry unequal numbers of flows can differ; if there are none, `fair`
     is the answer, which keeps runs of many events cheap.
     """
     n_links = inc.n_links
     if fair is None:
-        fair = max_min_rates(inc, capacity, active=active)
+        fair = max_min_rates(inc, capacity, active=active, coupled=coupled)
     flows_per_group = groups.incidence @ active.astype(float)
     live = flows_per_group > 0
     load = inc.link_load(np.where(np.isfinite(fair), fair, 0.0))
@@ -265,6 +305,9 @@ def port_fair_rates(inc: Incidence, capacity: np.ndarray, groups: IngressGroups,
     # per-flow rates (as `twin.engine` does after departures): the refill stays small
     moved = np.zeros(inc.n_flows, dtype=bool)
     moved[sub.indices] = True
+    if coupled is not None:  # a NIC's flows move together: they keep one pace
+        mates = coupled[moved & (coupled >= 0)]
+        moved |= np.isin(coupled, mates) & (coupled >= 0)
     moved &= active
     kept = np.where(active & ~moved & np.isfinite(fair), fair, 0.0)
     capacity = np.maximum(capacity - inc.link_load(kept), 0.0)
@@ -274,7 +317,8 @@ def port_fair_rates(inc: Incidence, capacity: np.ndarray, groups: IngressGroups,
 
     def refill(vcap: np.ndarray) -> np.ndarray:
         out = np.where(active, fair, 0.0)
-        out[cols] = max_min_rates(both, np.concatenate([capacity, vcap]))
+        out[cols] = max_min_rates(both, np.concatenate([capacity, vcap]),
+                                  coupled=None if coupled is None else coupled[cols])
         return out
 
     rates = refill(vcap)

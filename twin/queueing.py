@@ -19,6 +19,14 @@ of loads into what the queues at each link's egress port would show, under these
   continue through a fully paused link is itself fully paused (head-of-line blocking), to a
   fixed point, like a PFC tree. Lossy ports drop the excess instead: drops = offered - capacity.
 - Latency of a path: per-hop propagation plus queueing (occupancy / line rate) at every hop.
+
+A `Transport` brings some of this into the rates and completion times (issue 18), run by
+`twin.engine` at every event: a window-based transport (UEC) is capped at window / (base RTT +
+queueing delay), the queues of sprayed traffic being M/D/1 at each port's utilization
+(`windowed_rates`), and a sprayed flow completes when its slowest path delivers
+(`worst_path_delay`); a lossless one (RoCE with PFC) shares congested host ports among their
+ingress ports and holds a paused NIC's flows together (`twin.maxmin`); a trimming one makes
+oblivious spraying deliver at most each path's capacity (`twin.routing`).
 """
 
 from __future__ import annotations
@@ -47,7 +55,18 @@ class Transport:
     payload_bytes: float
     header_bytes: float = 0.0
     acked: bool = True
-    lossless: bool = False  # PFC: congested egress ports share among ingress ports (maxmin)
+    # PFC: congested host ports share among ingress ports, a paused NIC holds all its flows
+    lossless: bool = False
+    # window-based congestion control (UEC's NSCC): at most `window_bdp` x the flow's
+    # bandwidth-delay product in flight (base RTT x NIC rate), so queueing on its path slows it
+    # (`windowed_rates`); None: no window (RoCE without end-to-end CC, DCQCN is rate based)
+    window_bdp: float | None = None
+    # egress queue size per port in packets at the port's nominal speed (htsim's `-q`; a
+    # slowed port keeps the same queue in time, as htsim's `-failed` cuts it to 25%)
+    queue_packets: float = 100.0
+    # lossy with trimming (UEC): oblivious spraying delivers at most each path's capacity
+    # (`twin.routing.FabricState.spray_trims`); False: RoCE
+    trimming: bool = False
 
     @property
     def packet_bytes(self) -> float:
@@ -61,11 +80,11 @@ class Transport:
 
 # htsim's packets (reference README): RoCE 4,000-byte payloads + 64-byte header; UEC 4,150-byte
 # packets, about 1.6% more than the flow size, i.e. the same 64 bytes of header on 4,086 of data
-ROCE = Transport(4000, 64)
-UEC = Transport(4086, 64)
-# RoCE with PFC's ingress-port sharing (`twin.maxmin.port_fair_rates`): opt-in, it fixes the
-# incast's spread but, without head-of-line blocking, makes an incast among other traffic worse
-ROCE_PFC = Transport(4000, 64, lossless=True)
+# RoCE is lossless (PFC): congested host ports share among their ingress ports
+# (`twin.maxmin.port_fair_rates`) and a paused NIC holds all its flows (`coupled`)
+ROCE = Transport(4000, 64, lossless=True)
+ROCE_PFC = ROCE  # the name of the lossless variant when it was opt-in
+UEC = Transport(4086, 64, window_bdp=1.5, trimming=True)  # NSCC: maxwnd = 1.5 x the base BDP
 
 
 @dataclass
@@ -235,7 +254,88 @@ def completion_latency(inc: Incidence, capacity_bps: np.ndarray, hop_latency_s: 
 
 def path_latency(inc: Incidence, delay_s: np.ndarray) -> np.ndarray:
     """Mean latency of each flow's path: the sum of per-hop delays, weighted by its split."""
-    direct = inc.direct.T @ delay_s
-    if inc.routes is None:
-        return np.asarray(direct)
-    return np.asarray(direct + inc.mix.T @ (inc.routes.T @ delay_s))
+    return inc.path_sum(delay_s)
+
+
+def md1_packets(rho: np.ndarray) -> np.ndarray:
+    """Mean M/D/1 queue (packets waiting) at utilization `rho`; inf at rho >= 1."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(rho < 1, rho**2 / (2 * np.maximum(1 - rho, 1e-12)), np.inf)
+
+
+def base_rtt(inc: Incidence, capacity_bps: np.ndarray, hop_latency_s: float,
+             transport: Transport) -> np.ndarray:
+    """Each flow's unloaded round trip: propagation there and back plus one packet's
+    serialization at every hop (the ACK's is negligible)."""
+    with np.errstate(divide="ignore"):
+        per_hop = np.where(capacity_bps > 0, transport.packet_bytes * 8 / capacity_bps, 0.0)
+    return 2 * inc.hops() * hop_latency_s + path_latency(inc, per_hop)
+
+
+def windowed_rates(inc: Incidence, capacity_bps: np.ndarray, rates: np.ndarray,
+                   window_bytes: np.ndarray, rtt_s: np.ndarray, queued: np.ndarray,
+                   transport: Transport, max_delay_s: np.ndarray | None = None,
+                   full: np.ndarray | None = None, rounds: int = 10) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rates (bytes/s) of window-limited flows, the mean queueing delay on each flow's path
+    and the queueing delay at each link.
+
+    A flow with window W and base RTT T sends at most W / (T + D), D the queueing delay on its
+    path. Per-packet spraying makes every egress queue it crosses (`queued`: not the sender's
+    own NIC port, which the window itself paces) a superposition of many senders' packets: an
+    M/D/1 queue of the port's utilization, bounded by the queue (`max_delay_s` per link; by
+    default `transport.queue_packets` at the current speed); `full` links (oblivious spraying
+    offers them more than they carry, trimming the rest) sit at that bound. The fixed point between
+    rates and queues (a rate no higher than the max-min `rates`) is found by bisection per
+    flow: the window cap falls as the rates rise, so the answer lies between the cap at the
+    max-min rates and the max-min rates. At full load this is a rate loss and a standing
+    delay; at light load the caps do not bind and the rates stay max-min.
+    """
+    with np.errstate(divide="ignore"):
+        pkt_s = np.where(capacity_bps > 0, transport.packet_bytes * 8 / capacity_bps, 0.0)
+    if max_delay_s is None:
+        max_delay_s = transport.queue_packets * pkt_s
+
+    def link_delay(r: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rho = np.where(capacity_bps > 0, inc.link_load(r) * 8 / capacity_bps, 0.0)
+            q_s = md1_packets(rho) * pkt_s
+        q_s = np.minimum(np.nan_to_num(q_s, nan=np.inf), max_delay_s)
+        if full is not None:
+            q_s = np.where(full, max_delay_s, q_s)
+        return np.where(queued, q_s, 0.0)
+
+    def cap_and_delay(r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        delay = path_latency(inc, link_delay(r))
+        return window_bytes / (rtt_s + delay), delay
+
+    finite = np.where(np.isfinite(rates), rates, 0.0)
+    hi = finite.copy()
+    lo, delay = cap_and_delay(hi)
+    lo = np.minimum(lo, hi)
+    if np.all(lo >= hi * (1 - 1e-9)):  # no window binds: max-min as it is
+        return rates, delay, link_delay(hi)
+    for _ in range(rounds):
+        mid = 0.5 * (lo + hi)
+        cap, _ = cap_and_delay(mid)
+        up = cap >= mid
+        lo = np.where(up, mid, lo)
+        hi = np.where(up, hi, mid)
+    _, delay = cap_and_delay(lo)
+    return np.where(np.isfinite(rates), lo, rates), delay, link_delay(lo)
+
+
+def worst_path_delay(explicit_csc: sp.csc_matrix, flows: np.ndarray, link_delay_s: np.ndarray,
+                     link_pos: np.ndarray) -> np.ndarray:
+    """Per flow of `flows`, the queueing delay of its slowest path: a sprayed flow's last
+    packets leave over all its paths and it completes when the slowest delivers. Taken as the
+    sum over hops (positions) of the worst link the flow loads at that hop (links x flows
+    incidence `explicit_csc`); a single-path flow's is its path's delay."""
+    sub = explicit_csc[:, flows]
+    counts = np.diff(sub.indptr)
+    col = np.repeat(np.arange(len(flows)), counts)
+    rows = sub.indices[sub.data > 0]
+    col = col[sub.data > 0]
+    n_pos = int(link_pos.max(initial=0)) + 1
+    worst = np.zeros(len(flows) * n_pos)
+    np.maximum.at(worst, col * n_pos + link_pos[rows], link_delay_s[rows])
+    return worst.reshape(len(flows), n_pos).sum(axis=1)

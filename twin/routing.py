@@ -77,10 +77,17 @@ class FabricState:
     nic_mode: str = "hw"  # hw | sw plane balancing
     gbn_window: int = 64  # packets a RoCE go-back-N sender resends per loss (about a BDP)
     ecmp_switches: set[int] = field(default_factory=set)  # leaves hashing per flow whatever the plane does
+    # a trimming transport (UEC): oblivious spraying's packets beyond what a path carries are
+    # cut to their headers and sent again, sprayed anew, so each path delivers at most its
+    # capacity (`_trimmed_spray`); without it an even split stalls on the slowest path
+    spray_trims: bool = False
     cable_gbps: np.ndarray = field(init=False)  # current capacity (degraded or 0 when down)
     converged_alive: np.ndarray = field(init=False)  # cable usable for ECMP/spray next hops
     nic_gbps: np.ndarray = field(init=False)  # cable capacity as the NIC's plane balancing knows it
     cable_loss: np.ndarray = field(init=False)  # packet loss probability per cable (a dirty optic)
+    # per directed link: the last `route` sprayed more onto it than it carries, so with
+    # `spray_trims` its queue stays full (packets trimmed at its tail)
+    overflowing: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
         if not self.mode:
@@ -96,6 +103,7 @@ class FabricState:
         self.cable_loss = np.zeros(self.fabric.n_cables)
         self.converged_alive = self.cable_gbps > 0
         self.nic_gbps = self.cable_gbps.copy()
+        self.overflowing = np.zeros(2 * self.fabric.n_cables, dtype=bool)
 
     def copy(self) -> FabricState:
         """An independent copy of the link states and modes (the fabric itself is shared: it
@@ -103,7 +111,7 @@ class FabricState:
         other = copy.copy(self)
         other.mode = list(self.mode)
         other.ecmp_switches = set(self.ecmp_switches)
-        for name in ("cable_gbps", "cable_loss", "converged_alive", "nic_gbps"):
+        for name in ("cable_gbps", "cable_loss", "converged_alive", "nic_gbps", "overflowing"):
             setattr(other, name, getattr(self, name).copy())
         return other
 
@@ -239,6 +247,7 @@ def route(state: FabricState, src_ep: np.ndarray, dst_ep: np.ndarray,
     src_ep = np.asarray(src_ep, dtype=np.int64)
     dst_ep = np.asarray(dst_ep, dtype=np.int64)
     n = len(src_ep)
+    state.overflowing[:] = False  # the balancers mark them anew
     if np.any(f.ep_plane[src_ep] != f.ep_plane[dst_ep]):
         raise ValueError("a flow's endpoints must be in the same plane")
     entropy = np.arange(n, dtype=np.int64) if entropy is None else np.asarray(entropy)
@@ -409,6 +418,29 @@ def _balance_ar(w: np.ndarray, usable: np.ndarray, links: np.ndarray, demand: np
     return w
 
 
+def _trimmed_spray(state: FabricState, w: np.ndarray, links: np.ndarray,
+                   demand: np.ndarray) -> np.ndarray:
+    """What oblivious spraying delivers over each path when packets a port cannot carry are
+    trimmed and resent: every sender offers its line rate, split as `w`; a link offered more
+    than its capacity delivers the fraction capacity / offered of it, a path the fraction of
+    its worst link; resent packets are sprayed as the first ones, so the delivered split is
+    `w` times that fraction, renormalized. w: pairs x paths; links: pairs x paths x hops
+    (-1: none); demand: flows per pair."""
+    ok = links >= 0
+    host_bps = state.fabric.spec.host_speed_gbps * 1e9
+    offered = np.bincount(links[ok], weights=np.broadcast_to((w * demand[:, None] * host_bps)[:, :, None],
+                                                             links.shape)[ok],
+                          minlength=state.fabric.n_links)
+    cap = state.link_capacity_bps()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frac = np.where(offered > cap, cap / offered, 1.0)
+    state.overflowing |= offered > cap * (1 + 1e-9)
+    path = np.where(ok, frac[np.maximum(links, 0)], 1.0).min(axis=2)
+    out = w * path
+    total = out.sum(axis=1, keepdims=True)
+    return np.divide(out, total, out=w.copy(), where=total > 0)
+
+
 def _split_routes(state: FabricState, up: np.ndarray, pairs: np.ndarray, adaptive: bool,
                   demand: np.ndarray | None = None) -> sp.csr_matrix:
     """Route classes (links x pairs) of the split modes: weights over each pair's paths.
@@ -434,6 +466,8 @@ def _split_routes(state: FabricState, up: np.ndarray, pairs: np.ndarray, adaptiv
     if none.any():
         w[none] = present.any(axis=2)[none] / np.maximum(present.any(axis=2)[none].sum(1, keepdims=True), 1)
     links = 2 * paths + down[None, None, :]
+    if not adaptive and state.spray_trims and demand is not None:
+        w = _trimmed_spray(state, w, np.where(present, links, -1), demand)
     ar = is_ar & ~none
     if demand is not None and ar.any():
         cap = state.link_capacity_bps()

@@ -134,7 +134,7 @@ class Fabric:
 
     def graph(self) -> nx.Graph:
         """The cabling as an undirected networkx multigraph-free Graph (parallel cables merged)."""
-        import networkx as nx  # here: a third of a what-if run's start-up, for analysis only
+        import networkx as nx  # here, not at import: it is a third of the twin's start-up
 
         g = nx.Graph()
         for i, name in enumerate(self.node_name):
