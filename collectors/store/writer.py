@@ -51,6 +51,7 @@ class FileResult:
     first_reject: str | None = None  # "file:line: reason" for the one-line error
     superseded: list[int] = field(default_factory=list)  # earlier versions' file ids it replaced
     broken: str | None = None  # "file:line: reason" where its text ended early (damaged gzip)
+    time_source: str | None = None  # where its rows' times came from (SourceFile.time_source)
 
     def as_json(self) -> dict:
         return {
@@ -58,6 +59,7 @@ class FileResult:
             "records_read": self.records_read, "loaded": self.loaded, "rejected": self.rejected,
             "rows": {k: v for k, v in self.rows.items() if v}, "reason": self.reason,
             "superseded": self.superseded, "ended_early": self.broken,
+            "time_source": self.time_source,
         }
 
 
@@ -271,7 +273,7 @@ class Store:
         files, self._pending_files = self._pending_files, []
         if files:
             cols = ["file_id", "path", "bundle", "sha256", "size_bytes", "parser", "family",
-                    "records_read", "loaded", "rejected", "rows_written"]
+                    "records_read", "loaded", "rejected", "rows_written", "time_source"]
             frame = pl.DataFrame(files, schema=cols, orient="row")
             self.con.register("_files", frame)
             try:
@@ -357,14 +359,16 @@ class Store:
                     run_parser(parser, src, sink)
                 finally:
                     loader.finish()
-            counts = [sink.loaded + sink.rejected, sink.loaded, sink.rejected, sum(sink.rows.values())]
+            counts = [sink.loaded + sink.rejected, sink.loaded, sink.rejected,
+                      sum(sink.rows.values()), sink.time_source]
             if self._unmarked is not None:  # no chunk commit came: the row goes with the rows
                 self._pending_files.append((*_resolved(self._unmarked), *counts))
                 self._unmarked = None
             else:
                 self.con.execute(
                     "UPDATE files SET status = 'loaded', records_read = ?, loaded = ?, rejected = ?, "
-                    "rows_written = ?, ingested_at = current_timestamp WHERE file_id = ?",
+                    "rows_written = ?, time_source = ?, ingested_at = current_timestamp "
+                    "WHERE file_id = ?",
                     [*counts, file_id])
         except BaseException as exc:
             self.con.execute("ROLLBACK")
@@ -392,7 +396,8 @@ class Store:
             first = f"{src.rel}:{line}: {reason}"
         return FileResult(src.rel, "loaded", parser.name, sink.loaded + sink.rejected, sink.loaded,
                           sink.rejected, dict(sink.rows), first_reject=first,
-                          superseded=list(supersedes or []), broken=sink.ended_early)
+                          superseded=list(supersedes or []), broken=sink.ended_early,
+                          time_source=sink.time_source)
 
     def commit(self) -> None:
         """Commit the open group of files, if any; should that fail, the group is rolled back
