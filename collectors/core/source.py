@@ -95,7 +95,8 @@ class SourceFile:
     # where the times of this file's rows came from: `sample` (the file's own), or the context
     # a parser fell back on (`collection_ts`, `boot_ts`): manifest | cli | boot_time | mtime
     time_source: str = "sample"
-    # a host the bundle names elsewhere (LLDP, jobs, other files) that this file's path names
+    # a device the bundle names elsewhere (LLDP, jobs, other files) that this file's path
+    # names (`known_host_of`), set by ingest
     known_host: str | None = None
 
     @property
@@ -109,8 +110,6 @@ class SourceFile:
         """
         if self.manifest.host:
             return self.manifest.host
-        if self.known_host:
-            return self.known_host
         parts = self.rel.split("/")
         name = parts[-1]
         for suffix in (".gz",):
@@ -119,6 +118,8 @@ class SourceFile:
             return name.split("__", 1)[0]
         if len(parts) >= 3 and parts[-3] in ("nic", "topology", "syslog"):
             return parts[-2]
+        if self.known_host:
+            return self.known_host
         stem = name.split(".", 1)[0]
         return stem if _HOSTNAME.fullmatch(stem) else None
 
@@ -406,6 +407,23 @@ class _TextStream:
                                     "was not read")
             self._src.read_error_line = text.count("\n") + 1
         return text
+
+
+def known_host_of(rel: str, devices: set[str]) -> str | None:
+    """The device among `devices` (those the bundle's topology, jobs and counters name) that a
+    bundle-relative path names: a folder called after it (`ethtool/gpu-node-01/ethtool-S.txt`),
+    or a file whose name starts with it followed by `-`, `_` or `.`
+    (`gpu-node-01-ibdev2netdev.txt`); the longest such name, None if none does."""
+    parts = rel.split("/")
+    for folder in reversed(parts[:-1]):
+        if folder in devices:
+            return folder
+    name = parts[-1]
+    best = None
+    for cut in (i for i, c in enumerate(name) if c in "-_."):
+        if name[:cut] in devices:
+            best = name[:cut]
+    return best
 
 
 # how far a file's times are from measured ones (`SourceFile.time_source`), least first

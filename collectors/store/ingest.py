@@ -20,9 +20,9 @@ from functools import cache
 from itertools import groupby
 from pathlib import Path
 
-from collectors.core.source import CONTEXT_KEYS, Manifest, Parser, SourceFile
+from collectors.core.source import CONTEXT_KEYS, Manifest, Parser, SourceFile, known_host_of
 from collectors.core.timeparse import TimeError, parse_any, tz_from_name
-from collectors.registry import parsers, recognize
+from collectors.registry import describe_unrecognized, parsers, recognize
 from collectors.settings import duckdb_memory
 from collectors.store.child import parse_in_child, wants_child
 from collectors.store.frames import head_of, sha256_of
@@ -311,8 +311,10 @@ def ingest_bundle(
             _mark_superseded(plan, store, root)
             total = sum(p.size for p in plan) or 1
             done = 0
+            named = _named_hosts(plan)
             for _, level_items in groupby(plan, key=lambda t: t.priority):
                 level = list(level_items)
+                _name_known_hosts(level, store, named)
                 parsed: Iterator[ParsedFile] = iter(())
                 if pool is not None:
                     version = pool.set_maps(*store.lookup_maps())
@@ -344,6 +346,33 @@ def ingest_bundle(
     if totals:
         summary.totals = store_totals(store)
     return summary
+
+
+def _needs_host(src: SourceFile) -> bool:
+    """No host from the manifest or the command line, nor from the conventional names."""
+    if src.manifest.host:
+        return False
+    parts = src.rel.split("/")
+    return "__" not in parts[-1] and not (len(parts) >= 3 and
+                                          parts[-3] in ("nic", "topology", "syslog"))
+
+
+def _named_hosts(plan: list[_Planned]) -> set[str]:
+    """The hosts the bundle's manifest and conventional file names give (`<host>__<dev>`,
+    `nic/<host>/...`): devices other files may be named after."""
+    return {h for p in plan if p.parser is not None and not _needs_host(p.src)
+            and (h := p.src.host_hint)}
+
+
+def _name_known_hosts(level: list[_Planned], store: Store, named: set[str]) -> None:
+    """Give each file of a level that names no host the one its path names among the devices
+    the bundle knows by now (`known_host_of`)."""
+    todo = [p for p in level if p.parser is not None and not p.unchanged and _needs_host(p.src)]
+    if not todo:
+        return
+    devices = store.known_devices() | named
+    for p in todo:
+        p.src.known_host = known_host_of(p.rel, devices)
 
 
 def with_cli_context(manifest: Manifest, host: str | None, collected_at: int | None) -> Manifest:
@@ -440,7 +469,7 @@ def _ingest_here(store: Store, p: _Planned, known: dict, bundle: str,
     sha = p.sha or sha256_of(p.src.path)
     status = known.get((p.rel, sha))
     if p.parser is None:
-        reason = "format not recognized by any parser"
+        reason = describe_unrecognized(head_of(p.src.path))
         store.record_skipped(p.src, sha, reason, bundle, known=status or "")
         return FileResult(p.rel, "skipped", reason=reason)
     if status == "loaded":

@@ -198,6 +198,16 @@ class Store:
             "SELECT host, ibdev, coalesce(port, 1), any_value(netdev) FROM ifmap GROUP BY ALL").fetchall()
         return {(h, i, p): n for h, i, p, n in rows}
 
+    def known_devices(self) -> set[str]:
+        """The devices the store's topology, jobs, RDMA maps and events name (not the samples:
+        a scan of the biggest table for each level of an ingest would cost seconds)."""
+        self._flush_pending()  # the rows of files loaded just now, in the open transaction
+        return {r[0] for r in self.con.execute(
+            "SELECT device FROM neighbors UNION SELECT peer_device FROM neighbors "
+            "UNION SELECT host FROM job_hosts UNION SELECT host FROM ifmap "
+            "UNION SELECT device FROM addresses UNION SELECT device FROM events").fetchall()
+            if r[0]}
+
     def known_file(self, rel: str, sha: str) -> str | None:
         """Status of a file already seen with this bundle path and content, else None.
 
