@@ -39,6 +39,9 @@ def describe_unrecognized(head: str) -> str:
     format fabtwin does not support (or nothing at all), else that it was not recognized."""
     from collectors.formats.slurm.tables import describe
 
+    if syslog.uptime_line(head):
+        return ("`uptime -s` output: the boot time of the plain dmesg files beside it (no rows "
+                "of its own)")
     if not head.strip():
         return "empty file (nothing but blank space): nothing to load"
     if (head.lstrip().startswith("# ") and "\n|" in head) or head.startswith("---\n"):

@@ -199,3 +199,35 @@ def test_a_lake_written_before_time_source_takes_new_files(tmp_path, write):
     con = lake_connection(tmp_path / "lake")
     assert sorted(con.execute("SELECT path, time_source FROM files").fetchall()) == [
         ("prom/gpu-node-01.prom", None), ("prom/gpu-node-02.prom", "manifest")]
+
+
+def test_plain_dmesg_beside_an_uptime_file(tmp_path, write):
+    """`uptime -s > uptime.txt; dmesg > dmesg.log` in a host's folder: placed, said so."""
+    write("b/syslog/gpu-node-09/uptime.txt", "2026-03-01 09:59:50\n")
+    write("b/syslog/gpu-node-09/dmesg.log", "[   10.000000] mlx5_core 0000:01:00.0 eth2: Link down\n")
+    write("b/other/dmesg.log", "[   10.000000] mlx5_core 0000:01:00.0 eth2: Link down\n")
+    manifest(tmp_path / "b", {"context": {"other/": {"host": "h2"}}})
+    store, summary = ingest(tmp_path, tmp_path / "b")
+    assert rows(store, "SELECT device, ifname, kind, epoch_ns(ts) FROM events") == [
+        ("gpu-node-09", "eth2", "link_down", T_NS)]
+    assert rows(store, "SELECT path, time_source FROM files WHERE status = 'loaded' "
+                       "ORDER BY path") == [("other/dmesg.log", "sample"),
+                                            ("syslog/gpu-node-09/dmesg.log", "boot_time")]
+    assert "the boot time of the plain dmesg files beside it" in summary.skipped[0].reason
+    other = {f.path: f for f in summary.files}["other/dmesg.log"]
+    assert other.rejected == 1 and "boot time is unknown" in other.first_reject
+
+
+def test_a_file_with_no_valid_modification_time_gets_no_time(tmp_path, write):
+    """Unpacked with mtime 0 and no collection time given: rejected, never placed in 1970."""
+    from collectors.formats.nic import NO_TS
+    from collectors.formats.prom.parser import NO_TIMESTAMP
+
+    for rel, text in [("b/prom/gpu-node-01.prom", SCRAPE),
+                      ("b/nic/gpu-node-01/eth2.ethtool", ETHTOOL)]:
+        os.utime(write(rel, text), ns=(0, 0))
+    store, summary = ingest(tmp_path, tmp_path / "b")
+    assert summary.totals["samples"] == 0
+    assert sorted(r for (r,) in rows(store, "SELECT DISTINCT reason FROM rejects")) == sorted(
+        [NO_TIMESTAMP, NO_TS])
+    assert rows(store, "SELECT count(*) FROM files WHERE time_source = 'mtime'") == [(0,)]

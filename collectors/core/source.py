@@ -31,6 +31,8 @@ from typing import IO, Any, Protocol
 
 import polars as pl
 
+from collectors.core.timeparse import time_problem
+
 GZIP_MAGIC = b"\x1f\x8b"
 SNIFF_BYTES = 16384
 
@@ -137,15 +139,19 @@ class SourceFile:
             return name.split(".", 1)[0]
         return None
 
-    def collection_ts(self) -> int:
+    def collection_ts(self) -> int | None:
         """When this file was collected, for output that carries no time of its own (a plain
         scrape, a bare `ethtool -S`): the manifest's or `--time`'s `collected_at`, else, as a
-        last resort, the file's modification time. Records which in `time_source`."""
+        last resort, the file's modification time. Records which in `time_source`. None when
+        that modification time is no valid time (a file unpacked with mtime 0)."""
         if self.manifest.collected_at is not None:
             self._timed_by(self.manifest.time_from)
             return self.manifest.collected_at
+        mtime = os.stat(self.path).st_mtime_ns
+        if time_problem(mtime) is not None:
+            return None
         self._timed_by("mtime")
-        return os.stat(self.path).st_mtime_ns
+        return mtime
 
     def boot_ts(self) -> int | None:
         """When the file's host booted (manifest `boot_time`), for dmesg's seconds since boot;

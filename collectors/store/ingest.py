@@ -22,6 +22,7 @@ from pathlib import Path
 
 from collectors.core.source import CONTEXT_KEYS, Manifest, Parser, SourceFile, known_host_of
 from collectors.core.timeparse import TimeError, parse_any, tz_from_name
+from collectors.formats.syslog import boot_ns, uptime_line
 from collectors.registry import describe_unrecognized, parsers, recognize
 from collectors.settings import duckdb_memory
 from collectors.store.child import parse_in_child, wants_child
@@ -308,6 +309,7 @@ def ingest_bundle(
                              path.stat().st_size, f.sha, f.unchanged)
                     for (path, rel), f in zip(files, found, strict=True)]
             plan.sort(key=lambda t: (t.priority, t.rel))
+            _boot_times_beside(plan)
             _mark_superseded(plan, store, root)
             total = sum(p.size for p in plan) or 1
             done = 0
@@ -346,6 +348,28 @@ def ingest_bundle(
     if totals:
         summary.totals = store_totals(store)
     return summary
+
+
+def _boot_times_beside(plan: list[_Planned]) -> None:
+    """Give the syslog files of a folder holding an `uptime -s` file (`uptime -s > uptime.txt`
+    beside `dmesg > dmesg.log`) that boot time, unless their manifest gives one; the file's
+    own `uptime -s` line still wins (the syslog parser). A bad line is refused naming it."""
+    boots: dict[str, tuple[str, str]] = {}  # folder -> (the uptime file, its line)
+    for p in plan:
+        if p.parser is None and p.size < 256:
+            line = uptime_line(head_of(p.src.path))
+            if line:
+                boots[p.rel.rpartition("/")[0]] = (p.rel, line)
+    for p in plan:
+        folder = p.rel.rpartition("/")[0]
+        if (folder in boots and p.parser is not None and p.parser.family == "syslog"
+                and p.src.manifest.boot_time is None):
+            rel, line = boots[folder]
+            try:
+                boot = boot_ns(line, p.src.manifest.timezone)
+            except TimeError as exc:
+                raise BundleError(f"{rel}:1: not a boot time: {exc}") from exc
+            p.src.manifest = replace(p.src.manifest, boot_time=boot)
 
 
 def _needs_host(src: SourceFile) -> bool:

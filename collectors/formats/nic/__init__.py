@@ -222,7 +222,7 @@ class _FileParse:
             sink.reject(number, NO_INTERFACE, line)
             return
         if block.ts is None and block.first:
-            block.ts = self.src.collection_ts()
+            block.ts, block.first = self.src.collection_ts(), False
         if block.ts is None:
             sink.reject(number, block.ts_reason, line)
             return

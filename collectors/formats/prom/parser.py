@@ -204,7 +204,8 @@ class _FileState:
         has none unless asked to, so the file's collection time (`SourceFile.collection_ts`:
         manifest, --time, else its modification time, recorded as such)."""
         if self._collected is None:
-            self._collected = self.src.collection_ts()
+            at = self.src.collection_ts()
+            self._collected = _BAD_TS if at is None else at  # no time: NO_TIMESTAMP rejects
         return self._collected
 
     def time_line(self, text: str) -> int:
@@ -599,8 +600,10 @@ def _slow_rows(st: _FileState, rows: pl.DataFrame, rejects: list) -> None:
                 tsns = parse_sample_ts(ttok, st.openmetrics)
             elif scrape == _BAD_TS:
                 raise BadLine(NO_TIMESTAMP)
-            elif scrape is None:
+            elif scrape is None and st.collected() != _BAD_TS:
                 tsns = st.collected()
+            elif scrape is None:
+                raise BadLine(NO_TIMESTAMP)
             else:
                 tsns = scrape
         except BadLine as exc:

@@ -111,8 +111,8 @@ class SqueueTableParser:
             took = elapsed_ns(row["TIME"])
             if took is None:
                 return f"TIME {row['TIME']!r} is not squeue's [days-][hours:]minutes:seconds"
-            if hosts and state != "PENDING":
-                start = src.collection_ts() - took
+            at = src.collection_ts() if hosts and state != "PENDING" else None
+            start = None if at is None else at - took
         sink.job(row["JOBID"], row.get("ACCOUNT", ""), start, None, state, nodes, hosts)
         return ""
 

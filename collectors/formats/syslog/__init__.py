@@ -21,7 +21,8 @@ Clock times without a zone (year-first, `dmesg -T`, `ip monitor`, ISO without of
 the manifest's timezone, else in UTC: these tools print local time and most fabric hosts run in
 UTC, so this is a documented default rather than a guess per line. Plain `dmesg` (seconds since
 boot) is placed when the host's boot time is known: an `uptime -s` line before it in the file
-(local time, as above), else the manifest's `boot_time` (`files.time_source = 'boot_time'`);
+(local time, as above), else an `uptime -s` file in the same folder (`uptime_line`, read by
+ingest), else the manifest's `boot_time` (`files.time_source = 'boot_time'`);
 without either it is rejected line by line with the ways to place it.
 
 Events: ifname is the interface as the device names it. Several daemons report one transition
@@ -317,6 +318,18 @@ class _FileState:
             raise Reject(self.tz_error or str(exc)) from exc
         except (ValueError, OverflowError) as exc:
             raise Reject(f"impossible timestamp {text[:40]!r}") from exc
+
+
+def uptime_line(head: str) -> str | None:
+    """The `uptime -s` line of a text that is only that (a file `uptime -s > uptime.txt` wrote
+    beside a dmesg), else None."""
+    lines = [ln.strip() for ln in head.splitlines() if ln.strip()]
+    return lines[0] if len(lines) == 1 and _UPTIME_S.fullmatch(lines[0]) else None
+
+
+def boot_ns(line: str, zone: str | None) -> int:
+    """An `uptime -s` line (local time: `zone`, else UTC) in ns; TimeError if it is none."""
+    return parse_iso(line.replace(" ", "T"), tz_from_name(zone) or UTC)
 
 
 def _parse_5424(m: re.Match, st: _FileState) -> Line:
