@@ -151,6 +151,9 @@ def test_a_file_or_folder_named_after_a_known_device(tmp_path, write):
     assert "cannot tell which host" in first["ethtool/somehost-ibdev2netdev.txt"]
     assert known_host_of("a/gpu-node-01.x_y.txt", {"gpu-node-01", "gpu-node-01.x"}) == "gpu-node-01.x"
     assert known_host_of("a/gpu-node-011.txt", {"gpu-node-01"}) is None
+    # the file's own name first, then the nearest folder
+    assert known_host_of("leaf-01/h1/h2.log", {"leaf-01", "h1", "h2"}) == "h2"
+    assert known_host_of("leaf-01/h1/x.log", {"leaf-01", "h1"}) == "h1"
 
 
 def test_an_old_store_gets_the_time_source_column(tmp_path, write):

@@ -417,18 +417,17 @@ class _TextStream:
 
 def known_host_of(rel: str, devices: set[str]) -> str | None:
     """The device among `devices` (those the bundle's topology, jobs and counters name) that a
-    bundle-relative path names: a folder called after it (`ethtool/gpu-node-01/ethtool-S.txt`),
-    or a file whose name starts with it followed by `-`, `_` or `.`
-    (`gpu-node-01-ibdev2netdev.txt`); the longest such name, None if none does."""
+    bundle-relative path names: its file name starting with it followed by `-`, `_` or `.`
+    (`gpu-node-01-ibdev2netdev.txt`; the longest such), else the nearest folder called after
+    it (`ethtool/gpu-node-01/ibdev2netdev.txt`); None if none does."""
     parts = rel.split("/")
-    for folder in reversed(parts[:-1]):
-        if folder in devices:
-            return folder
     name = parts[-1]
     best = None
     for cut in (i for i, c in enumerate(name) if c in "-_."):
         if name[:cut] in devices:
             best = name[:cut]
+    if best is None:
+        best = next((folder for folder in reversed(parts[:-1]) if folder in devices), None)
     return best
 
 
