@@ -277,12 +277,16 @@ def test_timestamp_without_zone_and_no_manifest_zone_rejects_its_block(write):
         "or print it with `date -Ins`"}
 
 
-def test_snapshot_without_timestamp_is_rejected_with_the_clear_reason(write):
-    sink = parse_text(write, f"nic/{HOST}/eth2.ethtool", MLX5)
-    assert sink.loaded == 0 and sink.rejected == MLX5_COUNT
+def test_bare_snapshot_takes_the_collection_time_a_second_is_rejected(write):
+    """A pasted `ethtool -S`: the manifest's collection time; a second snapshot in the same
+    file without a timestamp line cannot share it."""
+    sink = parse_text(write, f"nic/{HOST}/eth2.ethtool", MLX5 + MLX5,
+                      manifest=Manifest(collected_at=T0))
+    assert sink.loaded == MLX5_COUNT and sink.rejected == MLX5_COUNT
+    assert {r["ts"] for r in sink.collected("samples")} == {T0}
     assert {why for _, why, _ in sink.rejects} == {NO_TS}
     assert NO_TS == "no timestamp line before this snapshot (expected what `date -Ins` prints)"
-    assert [n for n, _, _ in sink.rejects] == list(range(2, MLX5_COUNT + 2))
+    assert [n for n, _, _ in sink.rejects] == list(range(MLX5_COUNT + 3, 2 * MLX5_COUNT + 3))
 
 
 def test_second_snapshot_after_one_timestamp_is_rejected(write):
@@ -519,11 +523,19 @@ def test_every_real_sample_file_is_covered(real_samples):
 
 
 @pytest.mark.parametrize("name", sorted(COUNTER_FILES))
-def test_real_sample_without_timestamp_is_rejected_with_the_clear_reason(real_samples, name):
+def test_real_sample_without_context_is_rejected_then_loads_with_it(real_samples, name):
+    """As published (no host in the name): rejected saying so; with the manifest's host,
+    interface and collection time, every record loads at that time."""
     parser, sink = run_parser(real_samples / "ethtool" / name)
     assert parser is PARSER
     assert sink.loaded == 0 and sink.rejected == COUNTER_FILES[name]
-    assert {why for _, why, _ in sink.rejects} == {NO_TS}
+    assert {why for _, why, _ in sink.rejects} == {NO_HOST}
+    ctx = Manifest(host=HOST, interface="mlx5_bond_0" if "bond" in name else "eth2",
+                   collected_at=T0)
+    parser, sink = run_parser(real_samples / "ethtool" / name, manifest=ctx)
+    assert sink.rejected == 0 and sink.loaded == COUNTER_FILES[name]
+    rows = sink.collected("samples") + sink.collected("text_samples")
+    assert {(r["ts"], r["device"]) for r in rows} == {(T0, HOST)}
 
 
 def stamped(real_samples: Path, write, name: str, rel: str, sink: Sink | None = None) -> Sink:

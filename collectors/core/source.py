@@ -18,29 +18,68 @@ addresses become the hostname the rest of the store uses (design section 3).
 
 from __future__ import annotations
 
+import fnmatch
 import io
 import ipaddress
+import os
 import re
 import zlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any, Protocol
 
 import polars as pl
 
+from collectors.core.timeparse import time_problem
+
 GZIP_MAGIC = b"\x1f\x8b"
 SNIFF_BYTES = 16384
 
 
+# what a manifest may say about the files of a bundle, bundle-wide or per file/folder pattern
+CONTEXT_KEYS = ("host", "interface", "collected_at", "boot_time", "timezone", "year")
+
+
 @dataclass(frozen=True)
 class Manifest:
-    """The optional `manifest.json` of a bundle."""
+    """The optional `manifest.json` of a bundle, or (`for_file`) what it says about one file.
+
+    The context a person gives for output that does not carry it: the `host` it came from,
+    the NIC `interface` a bare `ethtool -S` was run on, when it was collected (`collected_at`,
+    ns) and when its host booted (`boot_time`, ns: dmesg's seconds since boot). `files` holds
+    the manifest's `context` rules, (pattern, overrides), applied in order to the files they
+    match (`for_file`).
+    """
 
     name: str = ""
     description: str = ""
     timezone: str | None = None  # IANA name or "+HH:MM", for syslog lines without a zone
     year: int | None = None  # for RFC 3164 lines, which carry no year
+    host: str | None = None
+    interface: str | None = None
+    collected_at: int | None = None
+    boot_time: int | None = None
+    time_from: str = "manifest"  # where collected_at / boot_time came from: manifest | cli
+    files: tuple[tuple[str, tuple[tuple[str, object], ...]], ...] = ()
+
+    def for_file(self, rel: str) -> Manifest:
+        """This manifest with the overrides of every `files` rule matching `rel` applied, in
+        the manifest's order (later rules win). A pattern matches like a shell glob on the
+        bundle-relative path (`prom/*.prom`, `*/gpu-node-01*`), or names a folder (`nic/h1`,
+        `nic/h1/`) whose files it matches at any depth."""
+        out: dict[str, object] = {}
+        for pattern, overrides in self.files:
+            if _matches(pattern, rel):
+                out.update(overrides)
+        if not out:
+            return self
+        return replace(self, **out)  # type: ignore[arg-type]
+
+
+def _matches(pattern: str, rel: str) -> bool:
+    folder = pattern.rstrip("/")
+    return fnmatch.fnmatchcase(rel, pattern) or rel.startswith(folder + "/")
 
 
 @dataclass
@@ -55,14 +94,24 @@ class SourceFile:
     read_error: str | None = None
     read_error_line: int = 0
     long_lines: list[int] = field(default_factory=list)
+    # where the times of this file's rows came from: `sample` (the file's own), or the context
+    # a parser fell back on (`collection_ts`, `boot_ts`): manifest | cli | boot_time | mtime
+    time_source: str = "sample"
+    # a device the bundle names elsewhere (LLDP, jobs, other files) that this file's path
+    # names (`known_host_of`), set by ingest
+    known_host: str | None = None
 
     @property
     def host_hint(self) -> str | None:
-        """The device this file belongs to, when its name says so.
+        """The device this file belongs to: the manifest's (or `--host`'s) `host`, else what its
+        name says.
 
-        `nic/<host>/<dev>.<kind>` and `<host>__<dev>.<kind>` name a host; any other file is named
+        `nic/<host>/<dev>.<kind>` and `<host>__<dev>.<kind>` name a host; a file or folder
+        named after a device the bundle knows (`known_host`) names it; any other file is named
         after its device when the stem looks like a hostname (`leaf-p0-03.log.gz`).
         """
+        if self.manifest.host:
+            return self.manifest.host
         parts = self.rel.split("/")
         name = parts[-1]
         for suffix in (".gz",):
@@ -71,12 +120,17 @@ class SourceFile:
             return name.split("__", 1)[0]
         if len(parts) >= 3 and parts[-3] in ("nic", "topology", "syslog"):
             return parts[-2]
+        if self.known_host:
+            return self.known_host
         stem = name.split(".", 1)[0]
         return stem if _HOSTNAME.fullmatch(stem) else None
 
     @property
     def nic_hint(self) -> str | None:
-        """The NIC device (`eth2`, `mlx5_2`) a NIC snapshot file is named after, if any."""
+        """The NIC device (`eth2`, `mlx5_2`) of a NIC snapshot file: the manifest's
+        `interface`, else the one the file is named after, if any."""
+        if self.manifest.interface:
+            return self.manifest.interface
         parts = self.rel.split("/")
         name = parts[-1].removesuffix(".gz")
         if "__" in name:
@@ -84,6 +138,34 @@ class SourceFile:
         if len(parts) >= 3 and parts[-3] == "nic":
             return name.split(".", 1)[0]
         return None
+
+    def collection_ts(self) -> int | None:
+        """When this file was collected, for output that carries no time of its own (a plain
+        scrape, a bare `ethtool -S`): the manifest's or `--time`'s `collected_at`, else, as a
+        last resort, the file's modification time. Records which in `time_source`. None when
+        that modification time is no valid time (a file unpacked with mtime 0)."""
+        if self.manifest.collected_at is not None:
+            self._timed_by(self.manifest.time_from)
+            return self.manifest.collected_at
+        mtime = os.stat(self.path).st_mtime_ns
+        if time_problem(mtime) is not None:
+            return None
+        self._timed_by("mtime")
+        return mtime
+
+    def boot_ts(self) -> int | None:
+        """When the file's host booted (manifest `boot_time`), for dmesg's seconds since boot;
+        None when unknown. A caller that uses it calls `timed_by_boot()`."""
+        return self.manifest.boot_time
+
+    def timed_by_boot(self) -> None:
+        """Record that times were computed from the host's boot time."""
+        self._timed_by("boot_time")
+
+    def _timed_by(self, source: str) -> None:
+        # the weakest source used is the one to show: a guess taints the whole file
+        if _TIME_RANK.get(source, 0) > _TIME_RANK.get(self.time_source, 0):
+            self.time_source = source
 
     def open_text(self) -> IO[str]:
         """Open the file as text, transparently gunzipping; undecodable bytes become U+FFFD.
@@ -333,6 +415,25 @@ class _TextStream:
         return text
 
 
+def known_host_of(rel: str, devices: set[str]) -> str | None:
+    """The device among `devices` (those the bundle's topology, jobs and counters name) that a
+    bundle-relative path names: its file name starting with it followed by `-`, `_` or `.`
+    (`gpu-node-01-ibdev2netdev.txt`; the longest such), else the nearest folder called after
+    it (`ethtool/gpu-node-01/ibdev2netdev.txt`); None if none does."""
+    parts = rel.split("/")
+    name = parts[-1]
+    best = None
+    for cut in (i for i, c in enumerate(name) if c in "-_."):
+        if name[:cut] in devices:
+            best = name[:cut]
+    if best is None:
+        best = next((folder for folder in reversed(parts[:-1]) if folder in devices), None)
+    return best
+
+
+# how far a file's times are from measured ones (`SourceFile.time_source`), least first
+_TIME_RANK = {"sample": 0, "boot_time": 1, "manifest": 2, "cli": 2, "mtime": 3}
+
 _HOSTNAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*[0-9A-Za-z]")
 
 
@@ -354,7 +455,9 @@ def run_parser(parser: Parser, src: SourceFile, sink: Sink) -> None:
     """Parse `src` into `sink` and flush it. Each line over `MAX_RECORD_BYTES` is one more
     reject, and so is a text that ended early (a damaged gzip stream: the complete lines before
     the break were parsed; a document over `MAX_DOCUMENT_CHARS`)."""
+    src.time_source = "sample"
     parser.parse(src, sink)
+    sink.time_source = src.time_source
     for line in src.long_lines:
         sink.reject(line, f"line longer than {MAX_RECORD_BYTES >> 20} MiB (the maximum record "
                     "size): skipped unread", "")
@@ -429,6 +532,7 @@ class Sink:
         self.rejects: list[tuple[int, str, str]] = []  # pending (tests: all of them)
         self.first_reject: tuple[int, str, str] | None = None
         self.ended_early: str | None = None  # "file:line: reason" where the text broke off
+        self.time_source = "sample"  # the file's `SourceFile.time_source`, set by run_parser
         self.addresses = addresses if addresses is not None else {}
         self.ifmaps = ifmaps if ifmaps is not None else {}
         self.current_line = 0

@@ -67,7 +67,9 @@ def parquet_reader(root: Path, table: str, files: list[str]) -> str:
     paths = "[" + ", ".join(quote(str(root / f)) for f in files) + "]"
     if table in PARTITIONED:
         return f"read_parquet({paths}, hive_partitioning = true, hive_types = {_HIVE_TYPES})"
-    return f"read_parquet({paths}, hive_partitioning = false)"
+    # by name: the Parquet files of a lake appended to since a column was added
+    # (files.time_source) have it, the older ones do not (NULL there)
+    return f"read_parquet({paths}, hive_partitioning = false, union_by_name = true)"
 
 
 def lake_connection(root: str | Path) -> duckdb.DuckDBPyConnection:

@@ -72,6 +72,7 @@ class ParsedFile:
     rows: dict[str, int] = field(default_factory=dict)
     first_reject: tuple[int, str, str] | None = None
     ended_early: str | None = None
+    time_source: str = "sample"  # SourceFile.time_source of the parse
 
 
 @dataclass(frozen=True)
@@ -187,6 +188,7 @@ def _accounted(out: ParsedFile, sink: Sink) -> ParsedFile:
     """`out` with the accounting of the (closed) sink its batches came from."""
     out.loaded, out.rejected, out.rows = sink.loaded, sink.rejected, dict(sink.rows)
     out.first_reject, out.ended_early = sink.first_reject, sink.ended_early
+    out.time_source = sink.time_source
     return out
 
 

@@ -12,10 +12,15 @@ a loop like this one writes it on the host or switch:
 Timestamp lines are what `date -Ins` (`2026-11-30T07:12:13,123456789+00:00`), `date -Iseconds`
 (`2026-11-30T07:12:13+00:00`), `date --rfc-3339=ns` (ISO with a space) or `date +%s.%N`
 (`1796022733.123456789`) print. A timestamp without a zone takes the manifest's `timezone`, or
-its block is rejected. A block with no timestamp line before it is rejected, record by record.
+its block is rejected. A bare snapshot (the tool's output with no timestamp line before it, as
+pasted from a terminal) takes the file's collection time (`SourceFile.collection_ts`: manifest,
+`--time`, else the file's modification time, recorded as such); a second snapshot without a
+timestamp line of its own is rejected, record by record.
 
 Files are named `<host>__<dev>.<kind>` or `nic/<host>/<dev>.<kind>`: the host is the device id,
-`<dev>` the netdev (or RDMA device) `ethtool -S` / `show_counters` were run on.
+`<dev>` the netdev (or RDMA device) `ethtool -S` / `show_counters` were run on. The manifest's
+`host` and `interface` (or `--host`) say the same for a file named otherwise; `rdma statistic`
+lines name their device, so they need only the host.
 
 Kinds, recognized by content (several may share a file)
 -------------------------------------------------------
@@ -52,6 +57,10 @@ NO_TS = "no timestamp line before this snapshot (expected what `date -Ins` print
 NO_HOST = (
     "cannot tell which host and device this file is from: name it <host>__<dev>.<kind> "
     "or put it under nic/<host>/<dev>.<kind>"
+)
+NO_INTERFACE = (
+    "cannot tell which interface this output is from: name the file <host>__<dev>.<kind> or "
+    "set 'interface' for it in manifest.json"
 )
 UNKNOWN_LINE = (
     "not a line of `ethtool -S`, `rdma statistic show`, hw_counters (sysfs) "
@@ -120,6 +129,7 @@ class _Block:
     def __init__(self) -> None:
         self.ts: int | None = None
         self.ts_reason = NO_TS
+        self.first = True  # no timestamp line yet, nor a second snapshot: collection time
         self.mode: str | None = None  # ethtool | hw | cm | rdma_pretty | rdma_line | sysfs
         self.dev = ""
         self.port = 1
@@ -128,6 +138,7 @@ class _Block:
     def stamp(self, ts: int | None, reason: str) -> None:
         self.ts, self.ts_reason = ts, reason
         self.mode = None
+        self.first = False
         self.seen = set()
 
     def begin(self, key: tuple, mode: str) -> None:
@@ -144,7 +155,9 @@ class _FileParse:
     def __init__(self, src: SourceFile, sink: Sink) -> None:
         self.src, self.sink = src, sink
         nic = src.nic_hint or None
-        hint = src.host_hint if nic else None
+        # a file named after its host and device, or the manifest's host: `rdma statistic`
+        # lines name their RDMA device themselves
+        hint = src.host_hint if nic or src.manifest.host else None
         self.host = sink.device(hint, fallback=hint) if hint else None
         self.nic = nic
         self.block = _Block()
@@ -201,13 +214,18 @@ class _FileParse:
         if isinstance(parsed, str):
             sink.reject(number, parsed, line)
             return
-        if block.ts is None:
-            sink.reject(number, block.ts_reason, line)
-            return
+        ifname, values = parsed
         if self.host is None:
             sink.reject(number, NO_HOST, line)
             return
-        ifname, values = parsed
+        if not ifname:
+            sink.reject(number, NO_INTERFACE, line)
+            return
+        if block.ts is None and block.first:
+            block.ts, block.first = self.src.collection_ts(), False
+        if block.ts is None:
+            sink.reject(number, block.ts_reason, line)
+            return
         for metric, value in values:
             if isinstance(value, str):
                 sink.text_sample(block.ts, self.host, ifname, metric, value)
