@@ -63,7 +63,8 @@ duration_s = 2
 logged = false
 """
 
-SILENT_CASES = FABRIC.format(planes=1, job="allreduce_ring") + f"""
+SILENT_CASES = FABRIC.format(planes=1, job="allreduce_ring") + f"""vendors = ["sonic", "eos"]
+
 [[faults]]
 kind = "link_down"
 link = "{DEAD}"
@@ -202,11 +203,15 @@ def test_a_silent_device_exports_nothing_and_is_seen_through_its_neighbours(sile
     for dev in ("gpu-node-0010", "spine-p0-04"):
         assert q(store, "SELECT count(*) FROM samples WHERE device = ?", dev) == [(0,)]
         assert q(store, "SELECT count(*) FROM files WHERE path LIKE ?", f"%{dev}%") == [(0,)]
-    # the storming NIC's pauses, received by its leaf port; the dead link, from the leaf's end
-    assert _rate(store, "leaf-p0-03:swp2", "rx_pause_per_s", 25, 75) > 1000
-    assert q(store, "SELECT state FROM link_state_intervals WHERE port_id = 'leaf-p0-04:swp8' "
+    # the dead link from the leaf's end (EOS: Ethernet8/1, its LINEPROTO line), the storming
+    # NIC's pauses as its leaf port receives them (SONiC: Ethernet4, its PFC watchdog line)
+    assert labels["faults"][0]["root_cause"]["id"] == "leaf-p0-04:Ethernet8/1--spine-p0-04:Ethernet12"
+    assert q(store, "SELECT state FROM link_state_intervals WHERE port_id = 'leaf-p0-04:Ethernet8/1' "
                     "AND \"end\" IS NULL") == [("down",)]
-    assert q(store, "SELECT count(*) FROM events WHERE device = 'leaf-p0-04' AND kind = 'link_down'") == [(1,)]
+    assert q(store, "SELECT device, ifname, kind FROM events ORDER BY ts") == [
+        ("leaf-p0-03", "Ethernet4", "pfc_storm"), ("leaf-p0-04", "Ethernet8/1", "link_down"),
+        ("leaf-p0-03", "Ethernet4", "pfc_storm_restored")]
+    assert _rate(store, "leaf-p0-03:Ethernet4", "rx_pause_per_s", 25, 75) > 1000
 
 
 def test_victims_mark_more_ecn_than_the_root(traffic):
