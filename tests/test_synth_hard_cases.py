@@ -39,61 +39,23 @@ SLOW = "leaf-p0-02:swp6--spine-p0-02:swp2"
 FLAPPY = "leaf-p0-03:swp7--spine-p0-03:swp3"
 DEAD = "leaf-p0-04:swp8--spine-p0-04:swp4"
 
-LINK_CASES = FABRIC.format(planes=1, job="alltoall") + f"""
-[[faults]]
-kind = "link_degraded"
-link = "{LOSSY}"
-at_s = 30
-duration_s = 60
-loss = 0.02
-counted = false
 
-[[faults]]
-kind = "link_degraded"
-link = "{SLOW}"
-at_s = 0
-duration_s = 1000
-speed_gbps = 100
+def fault(kind: str, **keys) -> str:
+    """A `[[faults]]` table (JSON's strings, numbers and booleans are TOML's)."""
+    return "\n[[faults]]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in {"kind": kind, **keys}.items())
 
-[[faults]]
-kind = "link_flap"
-link = "{FLAPPY}"
-at_s = 43
-duration_s = 2
-logged = false
-"""
 
-SILENT_CASES = FABRIC.format(planes=1, job="allreduce_ring") + f"""vendors = ["sonic", "eos"]
-
-[[faults]]
-kind = "link_down"
-link = "{DEAD}"
-at_s = 30
-silent_root = true
-
-[[faults]]
-kind = "pfc_storm"
-host = "gpu-node-0010"
-at_s = 20
-duration_s = 60
-silent_root = true
-"""
-
-TRAFFIC_CASES = FABRIC.format(planes=1, job="alltoall") + """
-[[faults]]
-kind = "congestion"
-host = "gpu-node-0014"
-senders = 8
-at_s = 20
-duration_s = 60
-victim_marks = 2.0
-
-[[faults]]
-kind = "load_imbalance"
-device = "leaf-p0-02"
-duration_s = 120
-weights_cv = 0.2
-"""
+LINK_CASES = FABRIC.format(planes=1, job="alltoall") + "".join([
+    fault("link_degraded", link=LOSSY, at_s=30, duration_s=60, loss=0.02, counted=False),
+    fault("link_degraded", link=SLOW, at_s=0, duration_s=1000, speed_gbps=100),
+    fault("link_flap", link=FLAPPY, at_s=43, duration_s=2, logged=False)])
+STORM = {"host": "gpu-node-0010", "at_s": 20, "duration_s": 60}
+SILENT_CASES = FABRIC.format(planes=1, job="allreduce_ring") + 'vendors = ["sonic", "eos"]\n' + "".join([
+    fault("link_down", link=DEAD, at_s=30, silent_root=True),
+    fault("pfc_storm", **STORM, silent_root=True)])
+TRAFFIC_CASES = FABRIC.format(planes=1, job="alltoall") + "".join([
+    fault("congestion", host="gpu-node-0014", senders=8, at_s=20, duration_s=60, victim_marks=2.0),
+    fault("load_imbalance", device="leaf-p0-02", duration_s=120, weights_cv=0.2)])
 
 FLEET = FABRIC.format(planes=2, job="allreduce_ring") + """skew_ms = 2500
 vendors = ["cumulus", "sonic", "eos"]
@@ -288,6 +250,7 @@ def test_the_new_keys_are_checked_like_the_others(tmp_path):
         'silent = ["gpu-node-9999"]': "telemetry.silent: 'gpu-node-9999' is no device of this fabric",
         'vendors = ["junos"]': "telemetry.vendors[0]: 'junos' is not one of cumulus, sonic, eos",
         "skew_ms = -1": "telemetry.skew_ms: expected int >= 0, got -1",
+        "vendors = []": "telemetry.vendors: Expected array of length >= 1",
     }
     for key, message in cases.items():
         (tmp_path / "s.toml").write_text(FABRIC.format(planes=1, job="allreduce_ring") + key + "\n")
@@ -333,3 +296,17 @@ def test_the_benchmarks_project_draws_carry_every_hard_case_and_fleet_noise(tmp_
     assert sorted(set(seen)) == sorted({"silent_device", "silent_loss", "low_speed", "short_flap",
                                         "loud_victims", "mild_imbalance"})
     assert seen.count("silent_device") == 2  # a silent spine and a silent storming host
+
+
+def test_a_leaf_that_logs_a_flap_and_a_storm_keeps_both(tmp_path):
+    """Its flap in switchd's phrasing, its storm in the watchdog's: two files, both read."""
+    text = FABRIC.format(planes=1, job="allreduce_ring") + fault(
+        "link_flap", link=FLAPPY, at_s=20, duration_s=15) + fault("pfc_storm", **STORM)
+    (tmp_path / "s.toml").write_text(text)
+    generate(tmp_path / "s.toml", tmp_path / "b")
+    with Store.open(tmp_path / "s.duckdb") as store:
+        ingest_bundle(store, tmp_path / "b", workers=1)
+        assert q(store, "SELECT ifname, kind, count(*) FROM events WHERE device = 'leaf-p0-03' "
+                        "GROUP BY ALL ORDER BY ALL") == [
+            ("swp2", "pfc_storm", 1), ("swp2", "pfc_storm_restored", 1),
+            ("swp7", "link_down", 1), ("swp7", "link_up", 1)]

@@ -146,7 +146,7 @@ class TelemetryTable(_Table):
     duration_s: Positive = 600
     sample_s: Positive = 10
     skew_ms: Annotated[int, msgspec.Meta(ge=0, le=60_000)] = 300  # clock offsets, +- this
-    vendors: list[Literal[VENDORS]] = msgspec.field(  # type: ignore[valid-type]
+    vendors: Annotated[list[Literal[VENDORS]], msgspec.Meta(min_length=1)] = msgspec.field(  # type: ignore[valid-type]
         default_factory=lambda: ["cumulus"])
     # stamp: the timestamp jitters, the values are the nominal instant's; read: both agree
     jitter: Literal["stamp", "read"] = "stamp"

@@ -43,9 +43,14 @@ def write_syslog(w: BundleWriter) -> None:
                 LogEvent(w.t0 + int(f.start_s * NS) + skew, dev, ifn, "pfc_storm", queue=PFC_PRIORITY),
                 LogEvent(w.t0 + int(f.end_s * NS) + skew, dev, ifn, "pfc_storm_restored",
                          queue=PFC_PRIORITY)])
+    written: set[str] = set()
     for (dev, style), events in logs.items():
         if dev in w.silent:
             continue
         fh = io.StringIO()
         write_log(sorted(events), fh, style)
-        write_text(w.out / "syslog" / f"{dev}.log", fh.getvalue())
+        # a device that logs in two phrasings (a flap in switchd's, a storm's watchdog lines):
+        # a second file, not one written over the other
+        name = f"{dev}.log" if dev not in written else f"{dev}.{style}.log"
+        written.add(dev)
+        write_text(w.out / "syslog" / name, fh.getvalue())
