@@ -239,6 +239,11 @@ def test_fleet_noise_fcs_errors_pauses_ecn_bursts_and_a_counter_clear(fleet):
     for dev in (clear, labels["reboot"]["device"]):
         assert q(store, "SELECT bool_or(reset) FROM port_rates WHERE device = ?", dev) == [(True,)]
     assert q(store, "SELECT max(tx_bytes_per_s) * 8 / 1e9 < 450 FROM port_rates") == [(True,)]
+    # samples read twice, in every family (gnmic lines were duplicated before: NIC and Prometheus too)
+    dups = dict(q(store, "SELECT f.family, count(*) FROM (SELECT file_id, device, ifname, counter, "
+                         "qualifier, ts FROM samples GROUP BY ALL HAVING count(*) > 1) JOIN files f "
+                         "USING (file_id) GROUP BY 1"))
+    assert set(dups) == {"gnmi", "nic", "prom"}
     # full counters: carrier transitions that do not move on a healthy fabric, speeds of 400G
     assert q(store, "SELECT count(*), max(delta) FROM counter_rates "
                     "WHERE counter = 'carrier_transitions'")[0][1] == 0

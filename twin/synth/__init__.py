@@ -12,7 +12,8 @@ skew_ms = 300               # per-device clock offset, uniform within +- this (u
 jitter = "stamp"            # "read": values read at the jittered instant (stamp: nominal values)
 vendors = ["cumulus"]       # switch OSes by turns of three: cumulus swpN, sonic EthernetN, eos EthernetN/1
 counters = "basic"          # "full": carrier transitions, NIC link-down events, port speed gauges
-noise = false               # true: stray FCS errors, pause bursts, ECN microbursts, a counter clear
+noise = false               # true: stray FCS errors, pause bursts, ECN microbursts, a counter
+                            #   clear, 1% of the samples read twice
 silent = []                 # devices that export nothing at all
 
 [[faults]]   # kinds of design section 7; every kind and its keys: twin/faults.py

@@ -6,7 +6,8 @@ ask for none stay byte for byte what they were:
 - vendors: a switch's OS names its interfaces (Cumulus `swp5`, SONiC `Ethernet16`, EOS
   `Ethernet5/1`), picks its collector and its syslog phrasing;
 - noise: a few FCS and symbol errors on healthy ports, stray pause bursts from healthy NICs,
-  ECN microbursts on switch ports, and one switch whose counters are cleared mid-bundle;
+  ECN microbursts on switch ports, one switch whose counters are cleared mid-bundle, and 1% of
+  the samples read twice (`BundleWriter.series`);
 - full counters: carrier transitions (switches), link-down events (NICs), port speed gauges;
 - hard cases: silent loss (the receiver counts fewer packets than the peer sent, no error
   counter moves), a lower negotiated speed (the port speed gauge says so), victims louder than

@@ -164,6 +164,8 @@ class BundleWriter:
         ts = self.sample_times(device, n)
         t_true = (ts - self.skew_ns[device] - self.t0) / NS  # when, by a true clock, it read them
         keep = [i for i in range(n) if self.rng.random() > 0.01 or i in (0, n - 1)]  # 1% missing
+        if self.tel.noise:  # and 1% read twice (a collector retrying): the same sample again
+            keep = sorted(keep + [i for i in keep if self.rng.random() < 0.01])
         ports: dict[str, dict[str, np.ndarray]] = {}
         for ifname, port in sorted(self.ports_of[device]):
             base = {c: float(self.rng.integers(1, 10**9)) for c in SWITCH_COUNTERS}
