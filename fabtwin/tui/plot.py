@@ -24,6 +24,12 @@ def human(value: float | None, unit: str = "") -> str:
     return f"{value:.3g}{unit}"
 
 
+def plot_height(screen_rows: int) -> int:
+    """Bar rows of a screen's main plot: 8 on a tall terminal, fewer below 26 rows, so that the
+    tables under it keep rows at 80x24 (the plot adds 4 lines: title, axis, times, legend)."""
+    return max(2, min(8, screen_rows - 18))
+
+
 def merge_spans(text: Text) -> Text:
     """`text` with adjacent spans of one style made one: the plots are built a cell at a time,
     and Textual converts Rich text span by span (a plot of 1,000 spans took 100 ms)."""
