@@ -140,3 +140,44 @@ def test_tui_on_a_missing_bundle_refuses_and_makes_no_store(tmp_path, monkeypatc
     assert result.output.strip().splitlines() == [
         f"fabtwin: error: {tmp_path / 'MISSING'}: no such bundle"]
     assert list(tmp_path.iterdir()) == []
+
+
+def summary(app) -> str:
+    return str(app.screen.query_one("#summary").render())
+
+
+async def test_incident_count_says_how_many_of_how_many_and_the_sort_is_in_the_header(store_copy):
+    app = FabtwinApp(str(store_copy))
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = app.screen.query_one("#incidents", DataTable)
+        await until(pilot, lambda: table.row_count == 3)
+        assert "3 incidents\n" in summary(app) and "sorted by rank ▲" in summary(app)
+        assert [str(c.label) for c in table.columns.values()][0] == "# ▲"
+        await pilot.press("s")
+        labels = [str(c.label) for c in table.columns.values()]
+        assert "score ▼" in labels and "#" in labels and "sorted by score" in summary(app)
+        await pilot.press("slash", "p", "f", "c")
+        await until(pilot, lambda: table.row_count == 1)
+        assert "1 of 3 incidents" in summary(app)
+        await pilot.press("escape")
+        assert "3 incidents" in summary(app) and " of " not in summary(app).split("\n")[0]
+
+
+async def test_events_are_counted_by_one_rule_on_every_screen(store_copy):
+    """The events table holds 14 rows; the events screen lists them and the job's start: it
+    said 15 events where the incidents list said 14."""
+    app = FabtwinApp(str(store_copy))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.screen.query_one("#incidents", DataTable).row_count)
+        total = app.data.counts()["events"]
+        assert f"{total} events" in summary(app)
+        await pilot.press("3")
+        await until(pilot, lambda: scope(app) == "events")
+        rows = app.screen.query_one("#events", DataTable).row_count
+        jobs = rows - total
+        assert jobs >= 1  # the job's start is listed beside the events
+        text = str(app.screen.query_one("#filters").render())
+        assert text.startswith(f"{total} events + {jobs} job start/end   device: any")
+        await pilot.press("k")  # one kind: how many of the store's events
+        text = str(app.screen.query_one("#filters").render())
+        assert f" of {total} events" in text

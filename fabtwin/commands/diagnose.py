@@ -148,18 +148,18 @@ def investigate(bundle: Path, db: str | None, t_from, t_to, window_s, as_json: b
     else:
         w = result["window"]
         click.echo(f"store    {result['store']}")
-        click.echo(f"bundle   {result['bundle']}  window {w['start']} .. {w['end']}")
+        click.echo(f"bundle   {result['bundle']}")
+        click.echo(f"window   {w['start']} .. {w['end']}")
         _print_incidents(result["incidents"])
     _exit_for(result["incidents"])
 
 
 def _print_incidents(incidents: list[dict]) -> None:
+    """Each incident: its header, summary, evidence (the first rows) and impact, at 80 columns."""
+    from fabtwin.incident_text import incident_lines
+
     if not incidents:
         click.echo("healthy: no incident found")
         return
     for inc in incidents:
-        rc = inc["root_cause"]
-        click.echo(f"#{inc['rank']} {inc['kind']:<15} {rc['type']} {rc['id']}  score {inc['score']:.2f}  "
-                   f"{inc['start']} .. {inc['end'] or 'still'}")
-        click.echo(f"   {inc['summary']}")
-
+        click.echo("\n".join(incident_lines(inc)))

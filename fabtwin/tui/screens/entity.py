@@ -12,6 +12,7 @@ from textual.widgets import DataTable, Static
 
 from fabtwin.tui.actions import bindings
 from fabtwin.tui.bars import KeyBar, TitleBar
+from fabtwin.tui.counts import plural
 from fabtwin.tui.data import RATE_COUNTERS, Series
 from fabtwin.tui.plot import plot_height, render_plot, render_sparklines
 from fabtwin.tui.tables import cursor_key
@@ -60,7 +61,7 @@ class EntityScreen(Screen):
             for p in self.ports:
                 peer, _link = linked.get(p, ("", ""))
                 peers.add_row(p, peer, _link, key=f"port|{p}")
-            peers.border_title = f"{len(self.ports)} port(s) (Enter opens)"
+            peers.border_title = f"{plural(len(self.ports), 'port')} (Enter opens)"
         else:
             peers.add_columns("port", "peer", "link")
             for p, peer, link in data.peers(self.ports):
@@ -71,7 +72,7 @@ class EntityScreen(Screen):
         if not peers.row_count:
             peers.add_row("no ports or cabling known for this entity", "", "", key="none|")
         jobs = data.jobs_of(devices)
-        head = f"[b]{self.kind} {escape(self.ident)}[/b]  {len(self.ports)} port(s)"
+        head = f"[b]{self.kind} {escape(self.ident)}[/b]  {plural(len(self.ports), 'port')}"
         if jobs:
             head += escape("  jobs: " + ", ".join(f"{j[0]} ({j[1] or '-'})" for j in jobs[:5]))
         self.query_one("#head", Static).update(head)
@@ -82,7 +83,7 @@ class EntityScreen(Screen):
         for i, (ts, dev, ifn, kind, msg) in enumerate(rows):
             events.add_row(f"{ts:%m-%d %H:%M:%S.%f}"[:-3], dev, ifn, kind, (msg or "")[:80],
                            key=f"{i}|port|{dev}:{ifn}" if ifn else f"{i}|device|{dev}")
-        events.border_title = f"{len(rows)} event(s)"
+        events.border_title = plural(len(rows), "event")
         self.query_one("#peers", DataTable).focus()
         self._load()
 

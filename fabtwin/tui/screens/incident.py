@@ -11,25 +11,12 @@ from textual.markup import escape
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
+from fabtwin.incident_text import evidence_line
 from fabtwin.tui.actions import bindings
 from fabtwin.tui.bars import KeyBar, TitleBar
 from fabtwin.tui.data import KIND_COUNTER, RATE_COUNTERS, Incident, Series
 from fabtwin.tui.plot import plot_height, render_plot
 from fabtwin.tui.tables import cursor_key
-
-
-def evidence_line(ev) -> str:
-    if isinstance(ev, dict):
-        return "  ".join(f"{k}={_short(v)}" for k, v in ev.items())
-    return str(ev)
-
-
-def _short(v) -> str:
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    if isinstance(v, list):
-        return ",".join(map(str, v[:6])) + (f",+{len(v) - 6}" if len(v) > 6 else "")
-    return str(v)
 
 
 class IncidentScreen(Screen):
@@ -71,7 +58,8 @@ class IncidentScreen(Screen):
             f"root cause: [b]{escape(inc.root_type)} {escape(inc.root_id)}[/b]\n"
             f"{escape(inc.summary)}")
         evidence = self.app.data.evidence(inc.rank)
-        lines = [escape(evidence_line(e)) for e in evidence[:20]]
+        day = f"{inc.start:%Y-%m-%d}" if inc.start else ""  # the head says the date once
+        lines = [escape(evidence_line(e, day)) for e in evidence[:20]]
         if len(evidence) > 20:
             lines.append(f"... and {len(evidence) - 20} more (SQL: incident_evidence)")
         self.query_one("#evidence", Static).update(
