@@ -181,3 +181,16 @@ async def test_events_are_counted_by_one_rule_on_every_screen(store_copy):
         await pilot.press("k")  # one kind: how many of the store's events
         text = str(app.screen.query_one("#filters").render())
         assert f" of {total} events" in text
+
+
+async def test_drill_down_without_events_says_so(store_copy):
+    app = FabtwinApp(str(store_copy))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.screen.query_one("#incidents", DataTable).row_count)
+        app.open_entity("device", "leaf-p0-01")
+        await until(pilot, lambda: scope(app) == "entity" and app.screen.query("#events")
+                    and app.screen.query_one("#events", DataTable).row_count)
+        events = app.screen.query_one("#events", DataTable)
+        assert [str(c) for c in events.get_row_at(0)][-1] == "no events recorded for this entity"
+        await pilot.press("tab", "enter")  # the placeholder opens nothing
+        assert scope(app) == "entity" and len(app.screen_stack) == 2

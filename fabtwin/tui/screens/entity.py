@@ -83,6 +83,8 @@ class EntityScreen(Screen):
         for i, (ts, dev, ifn, kind, msg) in enumerate(rows):
             events.add_row(f"{ts:%m-%d %H:%M:%S.%f}"[:-3], dev, ifn, kind, (msg or "")[:80],
                            key=f"{i}|port|{dev}:{ifn}" if ifn else f"{i}|device|{dev}")
+        if not rows:  # a header alone reads as a table still loading
+            events.add_row("", "", "", "", "no events recorded for this entity", key="none|")
         events.border_title = plural(len(rows), "event")
         self.query_one("#peers", DataTable).focus()
         self._load()
