@@ -16,8 +16,8 @@ from fabtwin.commands.common import DEFAULT_DB, command, fail, remove_new_store
 def tui(bundle: Path | None, db: str) -> None:
     """Investigate a store in a terminal UI: incidents, fabric heatmap, events, SQL.
 
-    Keys: 1-4 switch screens, / filters, Enter drills down, Esc goes back, ? lists every key,
-    Ctrl+P opens the command palette.
+    Keys: 1-4 (or F2-F5) switch screens, / filters, Enter drills down, Esc goes back (in the
+    SQL editor Esc leaves it first), ? lists every key, Ctrl+P opens the command palette.
     """
     from collectors.store.ingest import BundleError
     from collectors.store.writer import StoreError

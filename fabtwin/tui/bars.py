@@ -1,11 +1,14 @@
 """A one-line title bar and key bar: plain text, one widget each.
 
 Textual's Header and Footer rebuild a dozen child widgets (one per key) on every screen switch
-and focus change, which cost more than the switch itself on a busy machine; these are drawn
-once from the action registry, so they also list exactly what the help screen lists.
+and focus change, which cost more than the switch itself on a busy machine; these are one
+widget each, drawn from the action registry (so they list exactly what the help lists); the key
+bar keeps the most important keys that fit its width, the help first (it lists the rest).
 """
 
 from __future__ import annotations
+
+from functools import cache
 
 from rich.text import Text
 from textual.widgets import Static
@@ -20,7 +23,8 @@ def _key_name(keys: str, typing: bool) -> str:
     return name.replace("Ctrl+", "^").upper() if name.startswith("Ctrl+") else name
 
 
-def key_items(scope: str) -> list[tuple[str, str]]:
+@cache  # the registry is fixed: one list per scope, however often a bar is drawn
+def key_items(scope: str) -> tuple[tuple[str, str], ...]:
     """(key, label) of a screen's key bar, most important first: the help (it lists the rest),
     the screen's own keys, the tabs as one range, quit, the palette."""
     typing = scope == "sql"  # its editor takes digits and q: F keys and Ctrl+Q work there
@@ -37,7 +41,7 @@ def key_items(scope: str) -> list[tuple[str, str]]:
         out = leave + out + [k for k in own if k not in leave]
     else:
         out = own + out
-    return [(_key_name(a.keys, typing), "Help") for a in helps] + out + [("^P", "Palette")]
+    return (*[(_key_name(a.keys, typing), "Help") for a in helps], *out, ("^P", "Palette"))
 
 
 def key_text(scope: str, width: int = 10_000) -> Text:
