@@ -11,6 +11,7 @@ from html import escape
 import polars as pl
 
 from fabtwin.report.model import Picture, Report
+from fabtwin.units import count
 
 CSS = """
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #222;
@@ -49,7 +50,7 @@ def _picture(pic: Picture) -> str:
         bad = pic.snapshot.filter(pl.col("degraded")).sort("link_id")
         items = [f'<li class="down">down {row["down_fraction"] * 100:.0f}% of the window: '
                  f'{escape(row["link_id"])}</li>' for row in down.head(20).iter_rows(named=True)]
-        items += [f'<li class="degraded">degraded ({row["errors_per_s"]:.0f} errors/s): '
+        items += [f'<li class="degraded">degraded ({count(row["errors_per_s"])} errors/s): '
                   f'{escape(row["link_id"])}</li>' for row in bad.head(20).iter_rows(named=True)]
         more = down.height + bad.height - len(items)
         if more > 0:

@@ -40,7 +40,7 @@ class Room:
     @property
     def open_action(self) -> str:
         """The action string its opening keys run."""
-        return f"app.switch_mode('{self.scope}')" if self.tab else f"app.open_room('{self.scope}')"
+        return f"app.open_tab('{self.scope}')" if self.tab else f"app.open_room('{self.scope}')"
 
 
 # in help-screen order; the first tab is the one the UI opens on
@@ -76,12 +76,12 @@ ACTIONS: tuple[Action, ...] = (
     Action("q", "app.quit", "Quit", "app"),
     Action("slash", "filter", "Filter", "incidents"),
     Action("s", "sort", "Sort", "incidents"),
-    Action("enter", "open", "Open incident", "incidents", palette=False),
+    Action("enter", "open", "Open", "incidents", palette=False),
     Action("escape", "clear_filter", "Clear filter", "incidents", show=False),
     Action("r", "root_cause", "Root cause", "incident"),
-    Action("c", "next_counter", "Next counter", "incident"),
-    Action("f", "fabric_at_start", "Fabric at start", "incident"),
-    Action("enter", "open_affected", "Open affected", "incident", palette=False),
+    Action("c", "next_counter", "Counter", "incident"),
+    Action("f", "fabric_at_start", "Fabric then", "incident"),
+    Action("enter", "open_affected", "Open", "incident", palette=False),
     Action("escape", "back", "Back", "incident"),
     Action("right_square_bracket,l", "step(1)", "Next window", "fabric"),
     Action("left_square_bracket,h", "step(-1)", "Prev window", "fabric"),
@@ -93,15 +93,15 @@ ACTIONS: tuple[Action, ...] = (
     Action("k", "next_kind", "Kind filter", "events"),
     Action("enter", "open_row", "Open device", "events", palette=False),
     Action("escape", "clear_filter", "Clear filters", "events", show=False),
-    Action("c", "next_counter", "Next counter", "entity"),
-    Action("enter", "open_row", "Open row", "entity", palette=False),
+    Action("c", "next_counter", "Counter", "entity"),
+    Action("enter", "open_row", "Open", "entity", palette=False),
     Action("escape", "back", "Back", "entity"),
-    Action("ctrl+r,f9", "run", "Run query", "sql"),
-    Action("ctrl+up", "history(-1)", "Older query", "sql"),
-    Action("ctrl+down", "history(1)", "Newer query", "sql"),
-    Action("ctrl+o", "export", "Export (CSV, Parquet)", "sql"),
-    Action("ctrl+t", "toggle_focus", "Editor/results", "sql"),
-    Action("ctrl+g,escape", "cancel", "Cancel query", "sql"),
+    Action("ctrl+r,f9", "run", "Run", "sql"),
+    Action("ctrl+up", "history(-1)", "Older query", "sql", show=False),
+    Action("ctrl+down", "history(1)", "Newer query", "sql", show=False),
+    Action("ctrl+o", "export", "Export", "sql"),
+    Action("ctrl+t", "toggle_focus", "Editor", "sql"),
+    Action("escape,ctrl+g", "cancel", "Leave editor", "sql"),
     # the help's last line tells these (? and F1, which open the help, close it too)
     Action("escape,q,question_mark,f1", "dismiss", "Esc or q closes this help", "help",
            show=False, palette=False),

@@ -119,6 +119,14 @@ class FabtwinApp(App):
         self.data.close()
         gc.unfreeze()
 
+    def action_open_tab(self, scope: str) -> None:
+        """Switch to the tab `scope` at its own screen: `1` from an incident's detail is the
+        incidents list again, not the detail left on top of it (Esc goes back one screen)."""
+        if self.current_mode != scope:
+            self.switch_mode(scope)
+        while len(self.screen_stack) > 1:
+            self.pop_screen()
+
     def action_open_room(self, scope: str) -> None:
         """Open a room that is not a tab (the help) over the current screen, once."""
         if getattr(self.screen, "SCOPE", None) != scope:
@@ -133,13 +141,13 @@ class FabtwinApp(App):
 
     def open_job(self, job_id: str) -> None:
         """A job's hosts, as a query in the SQL console."""
-        self.switch_mode("sql")
+        self.action_open_tab("sql")
         self.screen.set_query(
             f"SELECT * FROM job_hosts WHERE job_id = '{job_id.replace(chr(39), '')}'")
 
     def fabric_at(self, when: datetime | None, link: str | None = None) -> None:
         """The fabric screen at the window holding `when`, on the plane of `link` (a link id)
         with the cursor on it when it is a leaf-spine link."""
-        self.switch_mode("fabric")
+        self.action_open_tab("fabric")
         if when is not None:
             self.screen.go_to(when, link)

@@ -30,9 +30,11 @@ def cell(util: float | None, state: str) -> Text:
         return Text("  ", style="dim")
     if state == "down":
         return Text(" DN", style="bold white on #870000")
-    bg = next(c for limit, c in SCALE if (util or 0.0) < limit)
+    # the colour comes from the rounded percent the cell shows: two cells labelled 25 look alike
+    pct = round(min((util or 0.0) * 100, 999))
+    bg = next(c for limit, c in SCALE if pct < round(limit * 100))
     mark = "!" if state == "degraded" else " "
-    text = "  ?" if util is None else f"{min(util * 100, 999):3.0f}"
+    text = "  ?" if util is None else f"{pct:3d}"
     style = "bold black on #ffff00" if state == "degraded" else f"white on {bg}"
     return Text(text + mark, style=style)
 
