@@ -8,14 +8,15 @@ lossless fabric rather than from which port is loudest.
   of 512 bit times, so `speed / (65535 * 512)` frames per second keep the sender paused all the
   time (`full_pause_rate`). Floors are shares of that rate and of what the same bundle's ports
   show anyway (stray pause frames and ECN microbursts on healthy links are noise).
-- A PFC storm's root emits pauses without end while nothing pauses it and nothing on its device
-  explains them (a switch relays pauses when one of its own ports is paused or congested; a host
-  NIC relays nothing). The ports its pauses reach, and the ports those relays pause in turn,
-  are its tree: impact and evidence, never roots.
-- A congestion's root is an egress port that carries at or near its line rate, marks ECN, is
-  not itself paused, on a switch that pauses its feeders. A port that marks ECN because its peer
-  pauses it (a spine port above a congested leaf) is a victim however loud, and so is a port
-  feeding a root's device in the same plane. Among the planes and rails of one receiving host
+- A PFC storm's root keeps emitting pauses that nothing on its device explains (a switch
+  relays pauses when one of its own ports is paused or its queue builds; a host NIC relays
+  nothing; being paused itself explains no pause it sends). The ports its pauses reach, and
+  the ports those relays pause in turn, are its tree: impact and evidence, never roots.
+- A congestion's root is an egress port that carries at or near its line rate (so pauses do
+  not throttle it; line rate unknown: it is not paused), marks ECN, on a switch that pauses its
+  feeders. A port that marks ECN because its peer pauses it (a spine port above a congested
+  leaf) is throttled below line rate: a victim however loud, and so is a hot port feeding a
+  root's device at the same time. Among the planes and rails of one receiving host
   the root is where the overload is (utilization times ECN), the first plane on a tie.
 - Two faults at once stay two incidents: a port is suppressed only when an identified root's
   tree, device and time explain it, never because something else happened nearby.
@@ -37,7 +38,7 @@ from replay.stored import Incident
 from twin.telemetry import PAUSE_QUANTA_BITS
 
 PAUSED = 0.02  # share of the full-pause rate above which a port counts as paused
-STORMING = 0.5  # ... at which it is paused half the time or more: a storm, not back-pressure
+STORMING = 0.1  # ... kept up, unexplained: a storm (back-pressure is explained by its cause)
 NEAR_LINE_RATE = 0.8  # tx / capacity of an egress port that the offered load saturates
 SUSTAINED = 2  # samples: a storm or a congestion lasts more than one sample interval
 NOISE_MARGIN = 3.0  # floors sit this far above what the bundle's typical port shows anyway
@@ -77,6 +78,7 @@ class Facts:
     pause_floor: dict[str, float] = field(default_factory=dict)  # port -> frames/s
     default_speed: float = 400e9
     ecn_noise: float = 0.0
+    queues: dict[str, Span] = field(default_factory=dict)  # port -> sustained ECN marking
 
     def floor(self, port: str) -> float:
         return self.pause_floor.get(port) or PAUSED * full_pause_rate(self.default_speed)
@@ -169,7 +171,15 @@ def gather(con: duckdb.DuckDBPyConnection) -> Facts:
                        prefer="tx_pause")
         paused = _spans(v.filter(pl.col("receiver").is_not_null()), "receiver", frame,
                         prefer="peer's rx_pause")
-    return Facts(peer, speed, hosts, emits, paused, floor, default_speed, float(ecn_noise or 0))
+    # egress queues that build (ECN above what the typical port shows, sustained): what makes
+    # a switch pause its feeders, whether or not the port runs at line rate
+    queues = {r[0]: Span(r[1], r[2], r[3], r[4], math.nan) for r in con.execute("""
+        SELECT device || ':' || ifname, min(ts - to_microseconds((interval_s * 1e6)::BIGINT)),
+               max(ts), count(*), max(ecn_marked_per_s)
+        FROM port_rates WHERE ecn_marked_per_s > ? GROUP BY 1 HAVING count(*) >= ?""",
+        [NOISE_MARGIN * float(ecn_noise or 0), SUSTAINED]).fetchall()}
+    return Facts(peer, speed, hosts, emits, paused, floor, default_speed, float(ecn_noise or 0),
+                 queues)
 
 
 # every cabled or reporting port: its peer and its line rate (b/s): its own speed gauge, else
@@ -230,7 +240,7 @@ class Hot:
 
 def hot_ports(con: duckdb.DuckDBPyConnection, facts: Facts) -> list[Hot]:
     """Switch egress ports whose sustained samples mark ECN above the bundle's noise while
-    running near line rate and not paused; ports whose line rate is unknown qualify on ECN."""
+    running near line rate (line rate unknown: while not paused)."""
     rows = _frame(con, """
         SELECT device || ':' || ifname AS port, ts, interval_s, tx_bytes_per_s AS tx,
                ecn_marked_per_s AS ecn, coalesce(rx_pause_per_s, 0) AS rxp
@@ -244,8 +254,10 @@ def hot_ports(con: duckdb.DuckDBPyConnection, facts: Facts) -> list[Hot]:
         (pl.col("tx") * 8 / pl.col("speed")).alias("util"),
         pl.col("port").replace_strict(facts.pause_floor, default=facts.floor(""),
                                       return_dtype=pl.Float64).alias("floor"))
-    rows = rows.filter((pl.col("util").is_null() | (pl.col("util") >= NEAR_LINE_RATE))
-                       & (pl.col("rxp") <= pl.col("floor")))
+    # a port paused enough to matter cannot run at line rate: with its line rate known, its
+    # utilization says whether it is throttled; without, the pauses it receives do
+    rows = rows.filter(pl.when(pl.col("util").is_null()).then(pl.col("rxp") <= pl.col("floor"))
+                       .otherwise(pl.col("util") >= NEAR_LINE_RATE))
     out = []
     for (port,), g in rows.group_by("port"):
         if g.height < SUSTAINED:
@@ -254,9 +266,10 @@ def hot_ports(con: duckdb.DuckDBPyConnection, facts: Facts) -> list[Hot]:
         start = g.select(_interval_start().min()).item()
         span = Span(start, g["ts"].max(), g.height, float(g["ecn"].max()),
                     float(g["util"].mean()) if g["util"].null_count() < g.height else math.nan)
-        if paused and paused.source == "tx_pause" and paused.overlaps(span):
-            # its peer pauses it, as the peer's tx_pause says (it reports no rx_pause of its
-            # own, which the samples above were filtered on): throttled, a victim
+        if math.isnan(span.share) and paused and paused.source == "tx_pause" \
+                and paused.overlaps(span):
+            # line rate unknown and its peer pauses it, as the peer's tx_pause says (it reports
+            # no rx_pause of its own, which the samples above were filtered on): a victim
             continue
         load = g["ecn"] * g["util"].fill_null(1.0)
         se = float(load.std() or 0.0) / math.sqrt(g.height)
@@ -345,9 +358,8 @@ def _paused_by_device(facts: Facts, device: str, span: Span,
 def find_pfc_storms(con: duckdb.DuckDBPyConnection) -> list[Incident]:
     """Ports that emit pauses most of the time while nothing pauses them and nothing on their
     device explains them, each with its pause tree (the ports it and its relays pause)."""
-    facts, roots = _analysis(con)
-    congested = [r for r, _ in roots]
-    paused_on = facts.by_device(facts.paused)
+    facts, _ = _analysis(con)
+    paused_on, queued = facts.by_device(facts.paused), facts.by_device(facts.queues)
     out = []
     for port, span in sorted(facts.emits.items()):
         if span.share < STORMING:
@@ -356,10 +368,10 @@ def find_pfc_storms(con: duckdb.DuckDBPyConnection) -> list[Incident]:
         # not start pausing (the concurrent congestion at a storming NIC's leaf pauses the NIC)
         dev = _device(port)
         if dev not in facts.hosts:
-            # a switch pauses a port when one of its own egresses is paused or congested
+            # a switch pauses a port when one of its own egresses is paused or its queue builds
             if any(facts.paused[p].overlaps(span) for p in paused_on.get(dev, []) if p != port):
                 continue
-            if any(_device(c.port) == dev and c.span.overlaps(span) for c in congested):
+            if any(facts.queues[p].overlaps(span) for p in queued.get(dev, []) if p != port):
                 continue
         tree, relays = _pause_tree(facts, port, span)
         seen_as = ("its own tx_pause counter" if span.source == "tx_pause"

@@ -108,6 +108,13 @@ def test_a_silent_storming_nic_is_the_root_not_its_leaf_port(silent_storm):
     assert root["tx_pause_per_s_peak"] > 0.5 * full_pause_rate(400e9)
 
 
+def test_a_healthy_bundle_with_stray_pauses_and_ecn_bursts_has_no_incident(tmp_path):
+    sc = draw(3, "healthy", small=True)
+    noisy = sc.run.inc["tx_pause"].sum() + sc.run.inc["ecn"].sum()
+    assert noisy > 0  # writer2 plants stray pause frames and ECN microbursts
+    assert not [i for i in _incidents(_write(tmp_path, sc), tmp_path) if i["score"] > 0.5]
+
+
 @pytest.fixture(scope="module")
 def loud_victims(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("loud_victims")
