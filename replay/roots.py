@@ -258,23 +258,22 @@ def hot_ports(con: duckdb.DuckDBPyConnection, facts: Facts) -> list[Hot]:
     # utilization says whether it is throttled; without, the pauses it receives do
     rows = rows.filter(pl.when(pl.col("util").is_null()).then(pl.col("rxp") <= pl.col("floor"))
                        .otherwise(pl.col("util") >= NEAR_LINE_RATE))
+    load = pl.col("ecn") * pl.col("util").fill_null(1.0)
+    g = rows.group_by("port").agg(
+        _interval_start().min().alias("start"), pl.col("ts").max().alias("end"),
+        pl.len().alias("n"), pl.col("ecn").max().alias("peak"), pl.col("util").mean().alias("util"),
+        load.mean().alias("load"), load.std().fill_null(0.0).alias("sd"),
+    ).filter(pl.col("n") >= SUSTAINED)
     out = []
-    for (port,), g in rows.group_by("port"):
-        if g.height < SUSTAINED:
-            continue
-        paused = facts.paused.get(port)
-        start = g.select(_interval_start().min()).item()
-        span = Span(start, g["ts"].max(), g.height, float(g["ecn"].max()),
-                    float(g["util"].mean()) if g["util"].null_count() < g.height else math.nan)
-        if math.isnan(span.share) and paused and paused.source == "tx_pause" \
-                and paused.overlaps(span):
+    for r in g.iter_rows(named=True):
+        util = r["util"]
+        span = Span(r["start"], r["end"], r["n"], r["peak"], math.nan if util is None else util)
+        paused = facts.paused.get(r["port"])
+        if util is None and paused and paused.source == "tx_pause" and paused.overlaps(span):
             # line rate unknown and its peer pauses it, as the peer's tx_pause says (it reports
             # no rx_pause of its own, which the samples above were filtered on): a victim
             continue
-        load = g["ecn"] * g["util"].fill_null(1.0)
-        se = float(load.std() or 0.0) / math.sqrt(g.height)
-        out.append(Hot(port, span, float(g["ecn"].max()), float(load.mean()), se,
-                       None if math.isnan(span.share) else span.share))
+        out.append(Hot(r["port"], span, r["peak"], r["load"], r["sd"] / math.sqrt(r["n"]), util))
     return sorted(out, key=lambda h: h.port)
 
 
