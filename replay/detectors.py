@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import duckdb
 
+from replay import roots
+from replay.hosts import HOSTS
 from replay.outages import merge_outages
 from replay.stored import Incident
 from replay.stored import iso as _iso
@@ -25,11 +27,6 @@ IMBALANCE_CV = 0.15  # coefficient of variation of a leaf's raw uplink loads
 RESIDUAL_CV = 0.04  # ... of its uplinks' observed/expected ratios (adaptive routing keeps ~1%)
 
 
-# the hosts, as the telemetry names them: in a job, in an ibdev2netdev map, or reporting NIC
-# counters (never guessed from a naming convention)
-HOSTS = """(SELECT host AS device FROM job_hosts UNION SELECT host FROM ifmap
-    UNION SELECT DISTINCT device FROM samples
-    WHERE file_id IN (SELECT file_id FROM files WHERE family = 'nic'))"""
 
 
 def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: list | None = None) -> list[dict]:
@@ -106,16 +103,12 @@ def find_degraded_links(con: duckdb.DuckDBPyConnection) -> list[Incident]:
 def find_pfc_storms(con: duckdb.DuckDBPyConnection) -> list[Incident]:
     """Ports that emit pauses without end, nothing pausing them: the origin of a PFC tree
     (replay.roots: a silent storming NIC is seen through its leaf port's rx_pause)."""
-    from replay import roots  # roots reads this module's HOSTS
-
     return roots.find_pfc_storms(con)
 
 
 def find_congestion(con: duckdb.DuckDBPyConnection) -> list[Incident]:
     """Egress ports overloaded at line rate, marking ECN and not paused, on a switch pausing
     its feeders (replay.roots: paused ports and feeders are the root's victims)."""
-    from replay import roots
-
     return roots.find_congestion(con)
 
 

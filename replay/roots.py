@@ -33,7 +33,7 @@ from datetime import datetime
 import duckdb
 import polars as pl
 
-from replay.detectors import HOSTS
+from replay.hosts import HOSTS
 from replay.stored import Incident
 from twin.telemetry import PAUSE_QUANTA_BITS
 

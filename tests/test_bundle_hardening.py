@@ -24,7 +24,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import collectors.core.source as source
+import collectors.core.streams as streams
 from collectors.core.source import Sink, SourceFile, run_parser
 from collectors.formats.clab import ClabParser
 from collectors.store.ingest import BundleError, ingest_bundle
@@ -362,9 +362,10 @@ def test_huge_lines_are_one_reject_each_and_never_held(tmp_path):
 
 @pytest.fixture
 def small_limits(monkeypatch):
-    monkeypatch.setattr(source, "MAX_RECORD_BYTES", 64)
-    monkeypatch.setattr(source, "_READ_CHUNK", 16)
-    monkeypatch.setattr(source, "MAX_DOCUMENT_CHARS", 300)
+    # the streams read the limits (collectors.core.streams); source re-exports them
+    monkeypatch.setattr(streams, "MAX_RECORD_BYTES", 64)
+    monkeypatch.setattr(streams, "_READ_CHUNK", 16)
+    monkeypatch.setattr(streams, "MAX_DOCUMENT_CHARS", 300)
 
 
 @settings(max_examples=60, deadline=None)
@@ -372,8 +373,8 @@ def small_limits(monkeypatch):
        gz=st.booleans())
 def test_lines_over_the_maximum_read_as_empty_ones_numbers_kept(lengths, end, gz):
     with pytest.MonkeyPatch.context() as mp, tempfile.TemporaryDirectory() as tmp:
-        mp.setattr(source, "MAX_RECORD_BYTES", 64)
-        mp.setattr(source, "_READ_CHUNK", 16)
+        mp.setattr(streams, "MAX_RECORD_BYTES", 64)
+        mp.setattr(streams, "_READ_CHUNK", 16)
         lines = [(str(i) * 200)[:n] for i, n in enumerate(lengths)]
         data = ("\n".join(lines) + ("\n" if end and lines else "")).encode()
         path = Path(tmp) / "f"

@@ -303,14 +303,7 @@ def ingest_bundle(
             rest = iter(pool.recognize(new) if pool is not None else
                         [Found(sha, recognize(head_of(p), r), False) for p, r, sha in new])
             found = [f if f is not None else next(rest) for f in found]
-            plan = [_Planned(f.parser.priority if f.parser else 99, rel,  # type: ignore[attr-defined]
-                             SourceFile(path, rel, manifest.for_file(rel)),
-                             f.parser,  # type: ignore[arg-type]
-                             path.stat().st_size, f.sha, f.unchanged)
-                    for (path, rel), f in zip(files, found, strict=True)]
-            plan.sort(key=lambda t: (t.priority, t.rel))
-            _boot_times_beside(plan)
-            _mark_superseded(plan, store, root)
+            plan = _plan(files, found, manifest, store, root)
             total = sum(p.size for p in plan) or 1
             done = 0
             named = _named_hosts(plan)
@@ -348,6 +341,21 @@ def ingest_bundle(
     if totals:
         summary.totals = store_totals(store)
     return summary
+
+
+def _plan(files: list[tuple[Path, str]], found: list[Found], manifest: Manifest, store: Store,
+          root: Path) -> list[_Planned]:
+    """What to do with each file, in load order (priority, then path): its parser, context and
+    boot time, and which earlier versions it supersedes."""
+    plan = [_Planned(f.parser.priority if f.parser else 99, rel,  # type: ignore[attr-defined]
+                     SourceFile(path, rel, manifest.for_file(rel)),
+                     f.parser,  # type: ignore[arg-type]
+                     path.stat().st_size, f.sha, f.unchanged)
+            for (path, rel), f in zip(files, found, strict=True)]
+    plan.sort(key=lambda t: (t.priority, t.rel))
+    _boot_times_beside(plan)
+    _mark_superseded(plan, store, root)
+    return plan
 
 
 def _boot_times_beside(plan: list[_Planned]) -> None:
