@@ -29,6 +29,7 @@ from replay.detectors import DETECTORS, Incident, _iso
 from replay.expected import ReplaySummary, replay
 from replay.impact import add_impact
 from replay.results import ensure_results, open_results
+from replay.wjh import add_wjh
 
 # a window bound: a time (naive UTC), a span back from the end of the data, or open
 When = datetime | timedelta | None
@@ -98,6 +99,7 @@ def diagnose(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
     for rank, inc in enumerate(incidents, 1):
         inc.rank = rank
     add_impact(con, incidents)
+    add_wjh(con, incidents)  # What Just Happened drops on the incidents' ports, as evidence
     return incidents
 
 
