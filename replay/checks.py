@@ -267,6 +267,78 @@ def end_findings(cables: list[tuple[str, str]], values: dict[str, float], check:
     return found
 
 
+# -- PFC and ECN -------------------------------------------------------------------------------
+
+# per port over the whole store: samples reporting each counter, its total, the mean load
+COUNTER_SQL = """
+    SELECT device || ':' || ifname,
+        count(rx_pause_per_s) + count(tx_pause_per_s),
+        sum((coalesce(rx_pause_per_s, 0) + coalesce(tx_pause_per_s, 0)) * interval_s),
+        count(ecn_marked_per_s), sum(ecn_marked_per_s * interval_s),
+        avg(tx_bytes_per_s), avg(rx_bytes_per_s)
+    FROM port_rates GROUP BY 1"""
+PEERS_MOVING = 3  # at least this many peers whose counter moves, and more than half of them
+SAME_LOAD = 0.5  # a quiet port carries at least this share of the moving peers' median load
+
+
+@dataclass
+class PortCounters:
+    """A port's pause and ECN counters over the store, and its mean load (bytes/s)."""
+
+    pause_samples: int
+    pauses: float
+    ecn_samples: int
+    ecn: float
+    tx: float
+    rx: float
+
+
+def _role(lay: Layout, device: str) -> str:
+    if device in lay.hosts:
+        return "host"
+    if device in lay.leaves:
+        return "leaf"
+    return "spine" if device in lay.middle else "core"
+
+
+def counter_findings(lay: Layout, ports: dict[str, PortCounters]) -> list[Finding]:
+    """pfc_off / ecn_off: a port that reports pause (ECN) counters that never move while more
+    than half of its peers' do (at least 3), under a load at least half theirs. Peers: the
+    ports of the same plane with the same roles at both ends (a plane's leaf ports facing
+    spines, its host NIC ports, ...). Pauses count both directions and the load the larger one;
+    ECN marks are egress, the load tx."""
+    plane_of = lay.plane_of
+    groups: dict[tuple, list[str]] = defaultdict(list)
+    for a, b in lay.cables:
+        plane = plane_of.get(_dev(a), plane_of.get(_dev(b)))
+        for here, there in ((a, b), (b, a)):
+            groups[(plane, _role(lay, _dev(here)), _role(lay, _dev(there)))].append(here)
+    found = []
+    checks = (("pfc_off", "pause frames", lambda c: (c.pause_samples, c.pauses, max(c.tx, c.rx))),
+              ("ecn_off", "ECN marks", lambda c: (c.ecn_samples, c.ecn, c.tx)))
+    for (plane, role, peer_role), members in sorted(groups.items(), key=str):
+        for check, what, read in checks:
+            seen = {p: read(ports[p]) for p in members if p in ports and read(ports[p])[0]}
+            moving = {p: v for p, v in seen.items() if v[1] > 0}
+            if len(moving) < PEERS_MOVING or 2 * len(moving) <= len(seen):
+                continue
+            loads = sorted(v[2] for v in moving.values())
+            median = loads[len(loads) // 2]
+            for p in sorted(set(seen) - set(moving), key=natural_key):
+                if seen[p][2] < SAME_LOAD * median:
+                    continue
+                found.append(Finding(
+                    check, WARNING, [p],
+                    f"{p} counted no {what} in {seen[p][0]} samples while {len(moving)} of its "
+                    f"{len(seen) - 1} peers ({role} ports to {peer_role}s, plane-{plane}) did, at "
+                    f"{seen[p][2] * 8 / 1e9:.0f} Gb/s against their median "
+                    f"{median * 8 / 1e9:.0f}: is it enabled?",
+                    {"port": p, "samples": seen[p][0], "peers_moving": len(moving),
+                     "peers": len(seen) - 1, "load_gbps": round(seen[p][2] * 8 / 1e9, 1),
+                     "peers_median_gbps": round(median * 8 / 1e9, 1)}))
+    return found
+
+
 # -- the store -----------------------------------------------------------------------------------
 
 @dataclass
@@ -294,6 +366,9 @@ def run_checks(con: duckdb.DuckDBPyConnection) -> Checked:
         else:
             cables, planes = list(lay.cables), len(lay.planes)
             found += cabling_findings(lay)
+            ports = {r[0]: PortCounters(*(0.0 if v is None else v for v in r[1:]))
+                     for r in con.execute(COUNTER_SQL).fetchall()}
+            found += counter_findings(lay, ports)
     speeds = dict(con.execute(SPEED_SQL).fetchall())
     found += end_findings(cables, speeds, "link_speed", "speed", 1e9, "Gb/s")
     mtus = dict(con.execute(MTU_SQL).fetchall())

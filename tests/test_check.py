@@ -6,7 +6,9 @@ the devices would report the new cable) and by a Prometheus file of port speeds,
 
 from __future__ import annotations
 
+import gzip
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -16,7 +18,7 @@ from click.testing import CliRunner
 from conftest import REPO
 
 from fabtwin.cli import main
-from replay.checks import cabling_findings, end_findings
+from replay.checks import PortCounters, cabling_findings, counter_findings, end_findings
 from twin.discover import layout
 from twin.synth.bundle import generate
 from twin.topology import FabricSpec, build
@@ -253,3 +255,48 @@ def test_the_sample_traces_pass_the_checks(name, tmp_path):
     out = CliRunner().invoke(main, ["check", str(REPO / "sample_traces" / name),
                                     "--db", str(tmp_path / "s.duckdb"), "--json", "-q"])
     assert (out.exit_code, json.loads(out.output)) == (0, [])
+
+
+# -- PFC and ECN -------------------------------------------------------------------------------
+
+def test_a_port_whose_ecn_never_moves_among_marking_peers_is_named():
+    lay = layout(_rows(build(MULTI)))
+    # every leaf port facing a spine marks ECN under 300 Gb/s, but leaf-p0-02:swp7 (as busy),
+    # and leaf-p1-01:swp5 (idle: nothing to mark)
+    ports = {}
+    for a, b in lay.cables:
+        for here, there in ((a, b), (b, a)):
+            if here.startswith("leaf") and there.startswith("spine"):
+                quiet = here in ("leaf-p0-02:swp7", "leaf-p1-01:swp5")
+                load = 1e9 if here == "leaf-p1-01:swp5" else 37.5e9
+                ports[here] = PortCounters(60, 10.0, 60, 0.0 if quiet else 5e4, load, load)
+    found = counter_findings(lay, ports)
+    assert [(f.check, f.entities) for f in found] == [("ecn_off", ["leaf-p0-02:swp7"])]
+    assert found[0].summary == (
+        "leaf-p0-02:swp7 counted no ECN marks in 60 samples while 15 of its 15 peers (leaf ports "
+        "to spines, plane-0) did, at 300 Gb/s against their median 300: is it enabled?")
+    # two marking peers are not enough to call the others off, nor is half of them
+    plane0 = sorted(p for p in ports if p.startswith("leaf-p0") and p != "leaf-p0-02:swp7")
+    two = {p: ports[p] for p in [*plane0[:2], "leaf-p0-02:swp7"]}
+    assert counter_findings(lay, two) == []
+    half = {p: ports[p] for p in [*plane0[:3], "leaf-p0-02:swp7"]}
+    half.update({p: PortCounters(60, 10.0, 60, 0.0, 37.5e9, 37.5e9) for p in plane0[3:5]})
+    assert counter_findings(lay, half) == []
+
+
+def test_check_names_a_port_whose_pause_counters_stay_flat_in_the_congestion_sample(tmp_path):
+    """In the incast every spine port pauses or is paused; one whose exporter says 0 pauses
+    all along (PFC left off) is named, and nothing else."""
+    bundle = tmp_path / "congestion"
+    shutil.copytree(REPO / "sample_traces" / "congestion", bundle)
+    prom = bundle / "prom" / "spine-p0-02.prom.gz"
+    flat = re.compile(r'^(nvswitch_interface_sp_[rt]x_pause\{[^}]*interface="swp2"\}) \d+ ', re.M)
+    text, n = flat.subn(r"\1 0 ", gzip.decompress(prom.read_bytes()).decode())
+    assert n == 122
+    prom.write_bytes(gzip.compress(text.encode()))
+    out = CliRunner().invoke(main, ["check", str(bundle), "--db", str(tmp_path / "s.duckdb"),
+                                    "--json", "-q"])
+    assert out.exit_code == 5, out.output
+    found = json.loads(out.output)
+    assert [(f["check"], f["entities"]) for f in found] == [("pfc_off", ["spine-p0-02:swp2"])]
+    assert found[0]["evidence"]["peers_moving"] == 15

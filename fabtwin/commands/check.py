@@ -39,7 +39,7 @@ def check(bundle: Path | None, db: str | None, as_json: bool, quiet: bool) -> No
     With BUNDLE, ingests it first (reusing what the store has; a store holding another bundle
     is refused). Checks: host NICs on another rail's (or server group's) leaf, missing or
     extra cables against their peers, planes of another shape, link ends disagreeing on speed
-    or MTU. One line per finding; the findings replace the store's check_findings table.
+    or MTU, pause or ECN counters that never move where the peers' do. One line per finding; the findings replace the store's check_findings table.
     Exit 0 clean, 5 findings, 2 bad invocation, no such bundle or store.
     """
     from collectors.store.ingest import BundleError
