@@ -201,6 +201,11 @@ def test_check_finds_what_was_planted_in_a_bundle(bundle, tmp_path):
              for dev, ifn in [("leaf-p0-02", "swp8"), ("spine-p0-04", "swp2"),
                               ("leaf-p0-01", "swp8"), ("spine-p0-04", "swp1")]]
     (planted / "prom" / "speeds.prom").write_text("\n".join(lines) + "\n")
+    # MTUs as gnmic streams state/mtu: jumbo on the leaf end, 1500 on the spine end
+    mtus = [("leaf-p0-01", "swp5", 9216), ("spine-p0-01", "swp1", "1500"), ("leaf-p0-01", "swp6", 9216)]
+    (planted / "gnmi" / "mtu.json").write_text("".join(json.dumps({
+        "source": dev, "timestamp": ts * 10**6, "prefix": f"interfaces/interface[name={ifn}]",
+        "updates": [{"Path": "state/mtu", "values": {"state/mtu": mtu}}]}) + "\n" for dev, ifn, mtu in mtus))
     db = tmp_path / "s.duckdb"
     out = CliRunner().invoke(main, ["check", str(planted), "--db", str(db), "--json", "-q"])
     assert out.exit_code == 5, out.output
@@ -209,7 +214,10 @@ def test_check_finds_what_was_planted_in_a_bundle(bundle, tmp_path):
         ("rail", ["gpu-node-0003:eth2", "leaf-p0-01"]),
         ("rail", ["gpu-node-0003:eth0", "leaf-p0-02"]),
         ("missing_link", ["leaf-p1-03", "spine-p1-02"]),
-        ("link_speed", ["leaf-p0-02:swp8--spine-p0-04:swp2", "leaf-p0-02:swp8"])]
+        ("link_speed", ["leaf-p0-02:swp8--spine-p0-04:swp2", "leaf-p0-02:swp8"]),
+        ("link_mtu", ["leaf-p0-01:swp5--spine-p0-01:swp1", "leaf-p0-01:swp5"])]
+    assert found[-1]["summary"] == ("leaf-p0-01:swp5--spine-p0-01:swp1: leaf-p0-01:swp5 reports MTU "
+                                    "9216 bytes, spine-p0-01:swp1 1500 bytes")
     assert set(found[0]) == {"check", "severity", "entities", "evidence", "summary"}
     with duckdb.connect(str(db), read_only=True) as con:
         stored = con.execute("SELECT seq, check_name, severity, entities, summary FROM check_findings "
@@ -220,7 +228,7 @@ def test_check_finds_what_was_planted_in_a_bundle(bundle, tmp_path):
     text = CliRunner().invoke(main, ["check", "--db", str(db)])
     assert text.exit_code == 5
     lines = text.output.splitlines()
-    assert lines[0] == "checked  63 cables in 2 plane(s); 4 ports report a speed, 0 an MTU"
+    assert lines[0] == "checked  63 cables in 2 plane(s); 4 ports report a speed, 3 an MTU"
     assert lines[1].startswith("error   rail         gpu-node-0003:eth2 is cabled to leaf-p0-01:swp3")
     assert len(lines) == 1 + len(found)
 
