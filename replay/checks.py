@@ -12,7 +12,7 @@ What NetQ's `netq check` and UFM's cable validation do, on the telemetry of a bu
 
 Each finding: `{check, severity, entities, evidence, summary}`; `run_checks` returns them,
 `store_findings` replaces the store's `check_findings` table (DDL `replay/sql/checks.sql`,
-registered like replay's result tables).
+registered with replay's result tables in `replay.results`).
 """
 
 from __future__ import annotations
@@ -20,24 +20,18 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from importlib import resources
 from typing import TYPE_CHECKING
 
 import networkx as nx
 import orjson
 
-from collectors.store.schema import register_tables
 from replay.fabric import CABLING_SQL
+from replay.results import CHECK_DDL
 from twin.discover import Layout, layout, natural_key
 from twin.topology import TopologyError
 
 if TYPE_CHECKING:
     import duckdb
-
-CHECK_TABLES = ("check_findings",)
-CHECK_DDL = (resources.files("replay") / "sql" / "checks.sql").read_text()
-
-register_tables("replay-checks", CHECK_DDL)
 
 ERROR, WARNING = "error", "warning"
 
@@ -346,6 +340,7 @@ class Checked:
     """What a check run looked at, and what it found."""
 
     findings: list[Finding]
+    rows: int  # cabling rows (neighbors)
     cables: int
     planes: int
     speeds: int  # ports reporting a speed
@@ -373,7 +368,7 @@ def run_checks(con: duckdb.DuckDBPyConnection) -> Checked:
     found += end_findings(cables, speeds, "link_speed", "speed", 1e9, "Gb/s")
     mtus = dict(con.execute(MTU_SQL).fetchall())
     found += end_findings(cables, mtus, "link_mtu", "MTU", 1, "bytes")
-    return Checked(found, len(cables), planes, len(speeds), len(mtus))
+    return Checked(found, len(rows), len(cables), planes, len(speeds), len(mtus))
 
 
 def store_findings(con: duckdb.DuckDBPyConnection, findings: list[Finding],

@@ -308,3 +308,37 @@ def test_check_names_a_port_whose_pause_counters_stay_flat_in_the_congestion_sam
     found = json.loads(out.output)
     assert [(f["check"], f["entities"]) for f in found] == [("pfc_off", ["spine-p0-02:swp2"])]
     assert found[0]["evidence"]["peers_moving"] == 15
+
+
+def test_check_on_a_lake_replaces_its_findings_and_sql_reads_them(bundle, tmp_path):
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    planted = tmp_path / "mp"
+    shutil.copytree(bundle, planted)
+    uncable(planted, "leaf-p0-02:swp5", "spine-p0-01:swp2")
+    assert CliRunner().invoke(main, ["ingest", str(planted), "--db", str(lake), "-q"]).exit_code == 0
+    for _ in range(2):
+        out = CliRunner().invoke(main, ["check", "--db", str(lake), "-q"])
+        assert out.exit_code == 5 and "missing_link" in out.output
+    assert len(list((lake / "check_findings").glob("*.parquet"))) == 1  # the first run's went
+    rows = CliRunner().invoke(main, ["sql", "SELECT check_name, entities FROM check_findings",
+                                     "--db", str(lake), "--format", "csv"])
+    assert rows.output.splitlines()[1:] == ['"missing_link","[""leaf-p0-02"",""spine-p0-01""]"']
+
+
+def test_cabling_that_is_no_fabric_is_one_topology_finding(tmp_path):
+    bundle = tmp_path / "b"
+    (bundle / "topology").mkdir(parents=True)
+    # a core cabled to a switch that is no agg (leaf-2 sits above nothing)
+    links = [("gpu-1:eth0", "leaf-1:swp1"), ("leaf-1:swp2", "spine-1:swp1"),
+             ("spine-1:swp2", "core-1:swp1"), ("core-1:swp2", "leaf-2:swp1")]
+    (bundle / "topology" / "lab.clab.yml").write_text(
+        "name: lab\ntopology:\n  nodes:\n"
+        + "".join(f"    {n}: {{}}\n" for n in ("gpu-1", "leaf-1", "leaf-2", "spine-1", "core-1"))
+        + "  links:\n" + "".join(f'    - endpoints: ["{a}", "{b}"]\n' for a, b in links))
+    out = CliRunner().invoke(main, ["check", str(bundle), "--db", str(tmp_path / "s.duckdb"), "-q"])
+    assert out.exit_code == 5
+    assert out.output.splitlines() == [
+        "checked  4 cabling rows, not a fabric; 0 ports report a speed, 0 an MTU",
+        "error   topology     the cabling is not a fabric: core-1 is cabled to leaf-2: only leaf, "
+        "spine/agg and core tiers are supported"]

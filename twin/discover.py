@@ -174,7 +174,7 @@ def _roles(g: nx.MultiGraph) -> tuple[set[str], set[str], set[str], set[str]]:
     upper = switches - leaves
     middle = {n for n in upper if any(m in leaves for m in g[n])}
     cores = upper - middle
-    for c in cores:
+    for c in sorted(cores, key=natural_key):  # the same error every run
         if any(m not in middle for m in g[c]):
             raise TopologyError(f"{c} is cabled to {next(m for m in g[c] if m not in middle)}: "
                                 "only leaf, spine/agg and core tiers are supported")

@@ -44,8 +44,9 @@ def check(bundle: Path | None, db: str | None, as_json: bool, quiet: bool) -> No
     """
     from collectors.store.ingest import BundleError
     from collectors.store.writer import StoreError
-    from replay.checks import CHECK_DDL, CHECK_TABLES, describe, run_checks, store_findings
+    from replay.checks import describe, run_checks, store_findings
     from replay.investigate import OtherBundles, default_store, ingest_alone
+    from replay.results import CHECK_DDL, CHECK_TABLES
 
     if bundle is not None:
         if not bundle.exists():
@@ -76,6 +77,7 @@ def check(bundle: Path | None, db: str | None, as_json: bool, quiet: bool) -> No
     else:
         c = checked
         cabling = (f"{c.cables} cables in {c.planes} plane(s)" if c.cables
+                   else f"{c.rows} cabling rows, not a fabric" if c.rows
                    else "no cabling (ingest LLDP or containerlab for the cabling checks)")
         click.echo(f"checked  {cabling}; {c.speeds} ports report a speed, {c.mtus} an MTU")
         click.echo(describe(findings) if findings else "clean: no finding")
