@@ -29,6 +29,7 @@ from replay.detectors import DETECTORS, Incident, _iso
 from replay.expected import ReplaySummary, replay
 from replay.impact import add_impact
 from replay.results import ensure_results, open_results
+from replay.wjh import add_wjh
 
 # a window bound: a time (naive UTC), a span back from the end of the data, or open
 When = datetime | timedelta | None
@@ -98,6 +99,7 @@ def diagnose(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
     for rank, inc in enumerate(incidents, 1):
         inc.rank = rank
     add_impact(con, incidents)
+    add_wjh(con, incidents)  # What Just Happened drops on the incidents' ports, as evidence
     return incidents
 
 
@@ -195,14 +197,10 @@ def other_bundles(con: duckdb.DuckDBPyConnection, bundle: str | Path) -> list[st
             if b is not None and b not in mine and os.path.abspath(b) not in mine]
 
 
-def investigate(bundle: str | Path, db: str | Path, t_from: When = None, t_to: When = None,
-                window_s: float | None = None,
-                ingest_progress: Callable[[str, int, int], None] | None = None,
-                step: Callable[[str], None] | None = None) -> dict:
-    """Ingest `bundle` into `db` (files already there are reused), replay and diagnose it.
-    `db` is a DuckDB file or a Parquet lake directory (collectors.store.lake) that holds no other
-    bundle (OtherBundles, before anything is written); NoTelemetry when the bundle (or the
-    window) has none. `ingest_progress` and `step(name)` report progress."""
+def ingest_alone(bundle: str | Path, db: str | Path,
+                 progress: Callable[[str, int, int], None] | None = None):
+    """Ingest `bundle` into `db` (files already there are reused), a store that holds no other
+    bundle (OtherBundles, before anything is written); the ingest summary."""
     with open_for_ingest(db) as store:
         others = other_bundles(store.con, bundle)
         if others:
@@ -212,7 +210,18 @@ def investigate(bundle: str | Path, db: str | Path, t_from: When = None, t_to: W
                 f"mix them; investigate it with another --db (without --db: "
                 f"{default_store(bundle)}), or diagnose everything the store holds with "
                 f"`fabtwin replay --db {db}`")
-        ingested = ingest_bundle(store, bundle, progress=ingest_progress, totals=False)
+        return ingest_bundle(store, bundle, progress=progress, totals=False)
+
+
+def investigate(bundle: str | Path, db: str | Path, t_from: When = None, t_to: When = None,
+                window_s: float | None = None,
+                ingest_progress: Callable[[str, int, int], None] | None = None,
+                step: Callable[[str], None] | None = None) -> dict:
+    """Ingest `bundle` into `db` (files already there are reused), replay and diagnose it.
+    `db` is a DuckDB file or a Parquet lake directory (collectors.store.lake) that holds no other
+    bundle (OtherBundles, before anything is written); NoTelemetry when the bundle (or the
+    window) has none. `ingest_progress` and `step(name)` report progress."""
+    ingested = ingest_alone(bundle, db, ingest_progress)
     if step:
         step("replay and diagnose")
     with open_results(db) as con:

@@ -24,6 +24,11 @@ RESULT_TABLES = ("replay_runs", "expected_ports", "incidents", "incident_evidenc
 RESULT_DDL = (resources.files("replay") / "sql" / "results.sql").read_text()
 
 register_tables("replay", RESULT_DDL)
+# `fabtwin check`'s findings (replay.checks), registered here so that every store and lake has
+# them without importing the checks (networkx) in every command
+CHECK_TABLES = ("check_findings",)
+CHECK_DDL = (resources.files("replay") / "sql" / "checks.sql").read_text()
+register_tables("replay-checks", CHECK_DDL)
 
 
 def ensure_results(con: duckdb.DuckDBPyConnection) -> None:

@@ -93,18 +93,33 @@ def _incident_table(rep: Report) -> str:
     return f'<table class="incidents"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
+def _wjh_table(evidence: list) -> str:
+    """The incident's What Just Happened drops (replay.wjh's evidence entries), one row each."""
+    rows = [e for e in evidence if isinstance(e, dict) and e.get("source") == "wjh"]
+    if not rows:
+        return ""
+    head = "".join(f"<th>{h}</th>" for h in ("port", "drop reason", "count", "first", "last"))
+    body = "".join(
+        f'<tr><td><code>{escape(str(e.get("port")))}</code></td><td>{escape(str(e.get("reason")))}</td>'
+        f'<td class="num">{e.get("count", 0):,}</td><td>{escape(str(e.get("first") or ""))}</td>'
+        f'<td>{escape(str(e.get("last") or ""))}</td></tr>' for e in rows)
+    return (f'<table class="wjh"><caption>What Just Happened drops</caption><thead><tr>{head}'
+            f"</tr></thead><tbody>{body}</tbody></table>")
+
+
 def _incident_sections(rep: Report) -> str:
     out = []
     shown = {p.rank for p in rep.pictures if p.rank is not None}
     for i in rep.incidents:
-        if i.rank not in shown:
+        wjh = _wjh_table(i.evidence)
+        if i.rank not in shown and not wjh:
             continue
         pics = "".join(_picture(p) for p in rep.pictures if p.rank == i.rank)
         detail = json.dumps({"evidence": i.evidence, "impact": i.impact}, indent=2, default=str)
         out.append(f'<section id="incident-{i.rank}"><h3>#{i.rank} {escape(i.kind)}: {escape(i.root_type)} '
                    f"<code>{escape(i.root_id)}</code></h3><p>{escape(i.summary)} "
                    f'({_t(i.start)} .. {_t(i.end) if i.end else "still"} UTC, score {i.score:.2f})</p>'
-                   f"{pics}<details><summary>evidence and impact</summary><pre>{escape(detail)}</pre>"
+                   f"{pics}{wjh}<details><summary>evidence and impact</summary><pre>{escape(detail)}</pre>"
                    "</details></section>")
     return "".join(out)
 
