@@ -172,10 +172,12 @@ def find_low_speed(con: duckdb.DuckDBPyConnection) -> list[Incident]:
         speed AS (  -- per port: its lowest reported speed, and when it reported that
             SELECT device || ':' || ifname AS port, min(value) AS bps
             FROM samples WHERE counter = 'port_speed_bps' AND value > 0 GROUP BY ALL
-        ), low_at AS (
-            SELECT s.device || ':' || s.ifname AS port, min(s.ts) AS start, max(s.ts) AS last
-            FROM samples s JOIN speed p ON p.port = s.device || ':' || s.ifname AND s.value = p.bps
-            WHERE s.counter = 'port_speed_bps' GROUP BY ALL
+        ), low_at AS (  -- still: its latest speed sample reports that speed
+            SELECT s.device || ':' || s.ifname AS port, min(s.ts) FILTER (WHERE s.value = p.bps)
+                   AS start, max(s.ts) FILTER (WHERE s.value = p.bps) AS last,
+                   arg_max(s.value, s.ts) = p.bps AS still
+            FROM samples s JOIN speed p ON p.port = s.device || ':' || s.ifname
+            WHERE s.counter = 'port_speed_bps' GROUP BY s.device, s.ifname, p.bps
         ), ends AS (  -- each link from each of its ends, with the role of its far end
             SELECT link_id, device_a AS device, port_a AS port, device_b IN (SELECT device FROM hosts)
                    AS to_host FROM links
@@ -198,18 +200,17 @@ def find_low_speed(con: duckdb.DuckDBPyConnection) -> list[Incident]:
             (SELECT min(start) FROM low_at a JOIN links l ON a.port IN (l.port_a, l.port_b)
              WHERE l.link_id = k.link_id) AS start,
             (SELECT max(last) FROM low_at a JOIN links l ON a.port IN (l.port_a, l.port_b)
-             WHERE l.link_id = k.link_id) AS last
+             WHERE l.link_id = k.link_id) AS last,
+            (SELECT bool_or(still) FROM low_at a JOIN links l ON a.port IN (l.port_a, l.port_b)
+             WHERE l.link_id = k.link_id) AS still
         FROM link_speed k JOIN peers p USING (link_id) JOIN fabric f USING (host_link)
         GROUP BY ALL
         HAVING below_every_device AND k.bps < {SPEED_RATIO} * f.fabric_bps""")
-    end_of_data = con.execute("SELECT max(ts) FROM samples WHERE counter = 'port_speed_bps'"
-                              ).fetchone()[0]
     out = []
     for r in rows:
         peer = max(e["peer_bps"] for e in r["ends"])
-        still = r["last"] is not None and r["last"] >= end_of_data
-        out.append(Incident(
-            "link_degraded", "link", r["link_id"], r["start"], None if still else r["last"],
+        out.append(Incident(  # end None: still at that speed at its last report
+            "link_degraded", "link", r["link_id"], r["start"], None if r["still"] else r["last"],
             min(0.9, 0.7 + 0.1 * math.log2(peer / r["bps"])),
             f"link {r['link_id']} runs at {r['bps'] / 1e9:g} Gb/s where its peers run at "
             f"{peer / 1e9:g} Gb/s (a lower negotiated speed)",

@@ -22,7 +22,7 @@ from importlib import resources
 
 import duckdb
 
-from replay.results import ensure_results
+from replay.results import RESULT_DDL, ensure_results
 
 SQL = (resources.files("replay") / "sql" / "residuals.sql").read_text()
 # a robust standard deviation from a MAD (normal noise)
@@ -43,6 +43,10 @@ def _statements() -> dict[str, str]:
 
 
 STATEMENTS = _statements()
+# the CREATE TABLE statements of link_residuals and switch_residuals in replay/sql/results.sql
+_RESIDUAL_DDL = [q.query for q in duckdb.extract_statements(RESULT_DDL)
+                 if "TABLE IF NOT EXISTS link_residuals" in q.query
+                 or "TABLE IF NOT EXISTS switch_residuals" in q.query]
 
 
 @dataclass
@@ -85,10 +89,9 @@ def compute_residuals(con: duckdb.DuckDBPyConnection, windows: Windows | None = 
 
     if schema == "main":
         ensure_results(con)
-    else:
-        for table in ("link_residuals", "switch_residuals"):
-            con.execute(f"CREATE TEMP TABLE IF NOT EXISTS {table} AS "
-                        f"SELECT * FROM main.{table} LIMIT 0")
+    else:  # the tables' own DDL, as temp tables (a read-only or older store may lack them)
+        for ddl in _RESIDUAL_DDL:
+            con.execute(ddl.replace("CREATE TABLE IF NOT EXISTS", "CREATE TEMP TABLE IF NOT EXISTS"))
     for table in ("link_residuals", "switch_residuals"):
         con.execute(f"DELETE FROM {schema}.{table}")
     windows = windows or replay_windows(con)
@@ -110,8 +113,11 @@ def compute_residuals(con: duckdb.DuckDBPyConnection, windows: Windows | None = 
 
 
 def residuals_present(con: duckdb.DuckDBPyConnection) -> bool:
-    """Whether the store holds residuals of its latest replay (a replay written before residuals
-    existed, or a store only ingested, has none)."""
+    """Whether the connection sees residuals (a store only ingested, replayed before residuals
+    existed, or older than the table, has none)."""
+    if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'link_residuals'"
+                       ).fetchone()[0]:
+        return False
     return bool(con.execute("SELECT EXISTS (SELECT 1 FROM link_residuals)").fetchone()[0])
 
 

@@ -16,7 +16,7 @@ import pytest
 from benchmarks.writer2.formats import Writer
 from benchmarks.writer2.model import MTU_PKT
 from benchmarks.writer2.scenario import draw
-from replay.investigate import investigate
+from replay.investigate import diagnose, investigate
 
 
 def _fabric_link(sc) -> tuple[int, int]:
@@ -63,6 +63,16 @@ def test_a_planted_two_percent_loss_is_a_residual_on_its_link(tmp_path):
     assert head["windows"] >= 2 and head["worst_deficit_pct"] > 1.5
     assert head["noise_floor"]["rows"] > 100  # the floor is the bundle's own
     assert "no error counter" in degraded[0]["summary"]
+    # a store replayed before the residuals existed, read only (the report's path): the
+    # detector computes them beside it in temp tables and writes nothing
+    con.close()
+    with duckdb.connect(str(tmp_path / "s.duckdb")) as rw:
+        rw.execute("DROP TABLE link_residuals; DROP TABLE switch_residuals")
+    before = (tmp_path / "s.duckdb").read_bytes()
+    with duckdb.connect(str(tmp_path / "s.duckdb"), read_only=True) as ro:
+        again = [i for i in diagnose(ro) if i.kind == "link_degraded"]
+    assert [i.root_id for i in again] == [link]
+    assert (tmp_path / "s.duckdb").read_bytes() == before
 
 
 def test_a_healthy_bundle_with_fleet_noise_raises_no_link_fault(tmp_path):

@@ -48,6 +48,9 @@ INSERT INTO link_residuals
 WITH dirs AS (
     SELECT link_id, port_a AS tx_port, port_b AS rx_port FROM links
     UNION ALL SELECT link_id, port_b, port_a FROM links
+), speed AS (  -- line rate per port where it reports one (bytes/s)
+    SELECT device || ':' || ifname AS port, max(value) / 8 AS bytes_per_s FROM samples
+    WHERE counter = 'port_speed_bps' AND value > 0 GROUP BY ALL
 ), win AS (SELECT range AS w FROM range({n_win})),
 grid AS (SELECT * FROM dirs, win),
 seen AS (SELECT DISTINCT port FROM _resid_ports),
@@ -59,7 +62,9 @@ j AS (
         (r.errors + r.discards + s.discards) AS errors,
         s.samples + r.samples AS samples, greatest(s.sample_s, r.sample_s) AS sample_s,
         g.tx_port IN (SELECT port FROM seen) AS tx_seen,
-        g.rx_port IN (SELECT port FROM seen) AS rx_seen
+        g.rx_port IN (SELECT port FROM seen) AS rx_seen,
+        least((SELECT bytes_per_s FROM speed WHERE port = g.tx_port),
+              (SELECT bytes_per_s FROM speed WHERE port = g.rx_port)) AS line_rate
         , abs(coalesce(sn.tx_packets / sn.secs, sn.tx_bytes / sn.secs)
               - coalesce(sp.tx_packets / sp.secs, sp.tx_bytes / sp.secs))
           / nullif(coalesce(s.tx_packets / s.secs, s.tx_bytes / s.secs), 0) AS rate_change
@@ -94,7 +99,12 @@ SELECT $t0 + to_microseconds(CAST(round(w * $window_us) AS BIGINT)) AS window_st
          WHEN s_secs IS NULL OR r_secs IS NULL OR least(s_secs, r_secs) < 0.9 * s_window
          THEN 'partial'
          WHEN basis IS NULL THEN 'uncounted'
-         WHEN coalesce(sent_packets, sent_bytes) = 0 THEN 'idle'
+         -- frames of fewer than 60 bytes on average: a packet counter's clear read as a
+         -- 32-bit wrap (byte counters pass 2^32 in a second at these speeds), not traffic
+         WHEN sent_bytes < 60 * sent_packets OR recv_bytes < 60 * recv_packets THEN 'impossible'
+         -- under 1% of the line rate, control frames (LLDP, ARP) that one end's unicast
+         -- counter leaves out are a visible share: no basis for a loss rate
+         WHEN coalesce(sent_packets, sent_bytes) = 0 OR sent_bytes < 0.01 * line_rate THEN 'idle'
          ELSE 'ok' END AS status
 FROM k;
 

@@ -38,13 +38,15 @@ CREATE TABLE IF NOT EXISTS incident_evidence (
 -- Conservation residuals (replay/residuals.py), per replay window (the windows of
 -- expected_ports). Per link and direction: what the sending port counted out against what the
 -- receiving port counted in, per second; deficit_ratio = (sent - received) / sent, on packets
--- where both ends count them (`basis`), else bytes; sample_s: the coarser end's sampling
--- interval; rate_change: |sent rate of the window after - of the window before| / sent rate
--- (a step in traffic makes ends stamped apart disagree); granularity: the share whole-packet counters
--- explain; errors_per_s: the receiver's errors and both ends' discards. status: ok | idle |
--- reset (a counter reset or clear in the window: not computable) | partial (an end's samples
--- cover less than 90% of the window) | uncounted | sender_silent /
--- receiver_silent (that end exports nothing: not computable, seen from the other end only).
+-- where both ends count them (`basis`), else bytes. sample_s: the coarser end's sampling
+-- interval; rate_change: |sent rate of the window after - of the window before| / sent rate (a
+-- step in traffic makes ends stamped apart disagree); granularity: the share whole-packet
+-- counters explain; errors_per_s: the receiver's errors and both ends' discards.
+-- status: ok | idle (nothing, or under 1% of the line rate, sent) | impossible (frames under 60
+-- bytes on average: a packet counter's clear read as a wrap) | reset (a counter reset or clear
+-- in the window) | partial (an end's samples cover under 90% of the window) | uncounted |
+-- sender_silent / receiver_silent (that end exports nothing: seen from the other end only).
+-- Only `ok` rows carry a residual a reader may trust: the others say why not, no guess.
 CREATE TABLE IF NOT EXISTS link_residuals (
     window_start TIMESTAMP NOT NULL, window_end TIMESTAMP NOT NULL,
     link_id VARCHAR NOT NULL, tx_port VARCHAR NOT NULL, rx_port VARCHAR NOT NULL,
