@@ -60,7 +60,8 @@ def find_silent_loss(con: duckdb.DuckDBPyConnection) -> list[Incident]:
     rows = _rows(con, """
         SELECT window_start, window_end, link_id, tx_port, rx_port, sent_packets_per_s,
                received_packets_per_s, sent_bytes_per_s, received_bytes_per_s, deficit_ratio,
-               basis, sample_s, rate_change, granularity, errors_per_s, status
+               deficit_packets_per_s, basis, sample_s, rate_change, granularity, errors_per_s,
+               sender_pause_per_s, status
         FROM link_residuals ORDER BY link_id, tx_port, window_start""")
     by_dir: dict[tuple[str, str], list[dict]] = {}
     for r in rows:
@@ -84,6 +85,8 @@ def _z(r: dict, floors: dict[int | None, NoiseFloor]) -> float | None:
     (the sigma no smaller than what whole-packet counters explain); None if not computable."""
     if r["status"] != "ok" or r["deficit_ratio"] is None:
         return None
+    if r["basis"] == "packets" and r["deficit_packets_per_s"] <= 2 * (r["sender_pause_per_s"] or 0):
+        return 0.0  # as many pause frames sent as packets missing: control frames, not loss
     f = _floor_of(r, floors)
     sigma = max(f.sigma, r["granularity"] or 0.0, 1e-12)
     return (r["deficit_ratio"] - f.median - _step_bound(r)) / sigma

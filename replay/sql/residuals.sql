@@ -14,7 +14,8 @@ WITH r AS (
     SELECT device, ifname, ts, interval_s, coalesce(reset, false) AS reset,
         epoch_us(ts - $t_from) / 1e6 AS t1, epoch_us(ts - $t_from) / 1e6 - interval_s AS t0,
         tx_bytes_per_s, rx_bytes_per_s, tx_packets_per_s, rx_packets_per_s,
-        coalesce(errors_per_s, 0) AS errors_per_s, coalesce(discards_per_s, 0) AS discards_per_s
+        coalesce(errors_per_s, 0) AS errors_per_s, coalesce(discards_per_s, 0) AS discards_per_s,
+        coalesce(tx_pause_per_s, 0) AS tx_pause_per_s
     FROM port_rates
     WHERE ts > $t_from AND ts - to_microseconds(CAST(interval_s * 1e6 AS BIGINT)) < $t_to
         AND interval_s > 0
@@ -31,6 +32,7 @@ SELECT device || ':' || ifname AS port, device, w,
     sum(tx_packets_per_s * o) FILTER (WHERE NOT reset) AS tx_packets,
     sum(rx_packets_per_s * o) FILTER (WHERE NOT reset) AS rx_packets,
     sum(errors_per_s * o) AS errors, sum(discards_per_s * o) AS discards,
+    sum(tx_pause_per_s * o) AS tx_pause,
     least({window_s}, {span_s} - w * {window_s}) AS window_secs
 FROM split WHERE o > 0
 GROUP BY ALL;
@@ -59,7 +61,7 @@ j AS (
         s.secs AS s_secs, r.secs AS r_secs, coalesce(s.window_secs, r.window_secs) AS s_window, s.reset OR r.reset AS reset,
         s.tx_bytes / s.secs AS sent_bytes, r.rx_bytes / r.secs AS recv_bytes,
         s.tx_packets / s.secs AS sent_packets, r.rx_packets / r.secs AS recv_packets,
-        (r.errors + r.discards + s.discards) AS errors,
+        (r.errors + r.discards + s.discards) AS errors, s.tx_pause / s.secs AS sender_pause,
         s.samples + r.samples AS samples, greatest(s.sample_s, r.sample_s) AS sample_s,
         g.tx_port IN (SELECT port FROM seen) AS tx_seen,
         g.rx_port IN (SELECT port FROM seen) AS rx_seen,
@@ -90,7 +92,7 @@ SELECT $t0 + to_microseconds(CAST(round(w * $window_us) AS BIGINT)) AS window_st
     basis, sample_s, rate_change,
     CASE WHEN basis = 'packets' AND sent_packets > 0
          THEN samples / (sent_packets * least(s_secs, r_secs)) END AS granularity,
-    errors / least(s_secs, r_secs) AS errors_per_s,
+    errors / least(s_secs, r_secs) AS errors_per_s, sender_pause AS sender_pause_per_s,
     CASE WHEN NOT tx_seen THEN 'sender_silent'
          WHEN NOT rx_seen THEN 'receiver_silent'
          WHEN reset THEN 'reset'

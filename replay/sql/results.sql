@@ -41,7 +41,9 @@ CREATE TABLE IF NOT EXISTS incident_evidence (
 -- where both ends count them (`basis`), else bytes. sample_s: the coarser end's sampling
 -- interval; rate_change: |sent rate of the window after - of the window before| / sent rate (a
 -- step in traffic makes ends stamped apart disagree); granularity: the share whole-packet
--- counters explain; errors_per_s: the receiver's errors and both ends' discards.
+-- counters explain; errors_per_s: the receiver's errors and both ends' discards;
+-- sender_pause_per_s: pause frames the sender sent (a NIC may count them as packets it sent,
+-- a switch's unicast counter never as packets received).
 -- status: ok | idle (nothing, or under 1% of the line rate, sent) | impossible (frames under 60
 -- bytes on average: a packet counter's clear read as a wrap) | reset (a counter reset or clear
 -- in the window) | partial (an end's samples cover under 90% of the window) | uncounted |
@@ -53,7 +55,8 @@ CREATE TABLE IF NOT EXISTS link_residuals (
     sent_bytes_per_s DOUBLE, received_bytes_per_s DOUBLE,
     sent_packets_per_s DOUBLE, received_packets_per_s DOUBLE,
     deficit_bytes_per_s DOUBLE, deficit_packets_per_s DOUBLE, deficit_ratio DOUBLE,
-    basis VARCHAR, sample_s DOUBLE, rate_change DOUBLE, granularity DOUBLE, errors_per_s DOUBLE, status VARCHAR NOT NULL
+    basis VARCHAR, sample_s DOUBLE, rate_change DOUBLE, granularity DOUBLE, errors_per_s DOUBLE,
+    sender_pause_per_s DOUBLE, status VARCHAR NOT NULL
 );
 
 -- Per switch and window: what all its ports received against what they sent (in = out);
