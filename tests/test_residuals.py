@@ -127,3 +127,42 @@ def test_a_silent_devices_link_is_seen_from_its_neighbour(tmp_path, case):
                        [silent, silent]).fetchall()
     assert {r[0] for r in rows} == {"sender_silent", "receiver_silent"}
     assert json.dumps(out)  # the JSON contract still serializes
+
+
+# -- the decision rule on residual rows (fast: no bundle) ------------------------------------
+def _row(w: int, sent: float, got: float, pause: float = 0.0, change: float = 0.0) -> dict:
+    from datetime import datetime, timedelta
+
+    t0 = datetime(2026, 11, 30, 3, 0) + timedelta(seconds=60 * w)
+    return {"window_start": t0, "window_end": t0 + timedelta(seconds=60), "status": "ok",
+            "basis": "packets", "sent_packets_per_s": sent, "received_packets_per_s": got,
+            "deficit_packets_per_s": sent - got, "deficit_ratio": (sent - got) / sent,
+            "sample_s": 10.0, "rate_change": change, "granularity": 1e-8,
+            "sender_pause_per_s": pause}
+
+
+
+def _floors():
+    from replay.residuals import NoiseFloor
+
+    return {None: NoiseFloor(None, 0.0, 0.001, 1000)}
+
+
+def test_a_deficit_and_the_surplus_after_it_are_a_step_not_loss():
+    from replay.link_faults import _runs
+
+    base = [_row(w, 1e7, 1e7) for w in range(6)]
+    moved = [*base[:2], _row(2, 1e7, 0.98e7), _row(3, 1e7, 1.02e7), *base[4:]]  # mass moved
+    lost = [*base[:2], _row(2, 1e7, 0.98e7), _row(3, 1e7, 0.98e7), *base[4:]]  # never back
+    assert list(_runs(moved, _floors())) == []
+    [(run, strength)] = list(_runs(lost, _floors()))
+    assert [r["window_start"].minute for r in run] == [2, 3] and strength > 20
+
+
+def test_pause_frames_and_traffic_steps_explain_a_deficit():
+    from replay.link_faults import _z
+
+    assert _z(_row(0, 1e7, 0.98e7), _floors()) > 15
+    assert _z(_row(0, 1e7, 0.98e7, pause=1.5e5), _floors()) == 0.0  # 2e5 missing, 1.5e5 pauses
+    # the sent rate halved across the window: ends stamped a sample apart disagree by 1/12 of it
+    assert _z(_row(0, 1e7, 0.98e7, change=0.5), _floors()) < 0
