@@ -41,9 +41,10 @@ GROUP BY ALL;
 -- packets where both ends count them (bytes differ between vendors by what they count of a
 -- frame's header and FCS; a packet is a packet), else on bytes. `sample_s`: the coarser end's
 -- sampling interval (the noise of a window's two averages grows with it). `rate_change`: how
--- much the sent rate moved across the window (from the window before to the window after, as
--- a share of the window's): two devices' counters stamped a few seconds apart (skew, an
--- exporter's cache) disagree over a window by that offset times the change. `granularity`: the relative
+-- much the sent rate moved across the window, as a share of the window's: a step (the window
+-- after against the window before) or a transient (the window against both): two devices'
+-- counters stamped a few seconds apart (skew, an exporter's cache) disagree over a window by
+-- that offset times the change. `granularity`: the relative
 -- deficit that whole-packet counters read at each sample could show on their own.
 -- name: link_residuals
 INSERT INTO link_residuals
@@ -58,7 +59,8 @@ grid AS (SELECT * FROM dirs, win),
 seen AS (SELECT DISTINCT port FROM _resid_ports),
 j AS (
     SELECT g.w, g.link_id, g.tx_port, g.rx_port,
-        s.secs AS s_secs, r.secs AS r_secs, coalesce(s.window_secs, r.window_secs) AS s_window, s.reset OR r.reset AS reset,
+        s.secs AS s_secs, r.secs AS r_secs, coalesce(s.window_secs, r.window_secs) AS s_window,
+        s.reset OR r.reset AS reset,
         s.tx_bytes / s.secs AS sent_bytes, r.rx_bytes / r.secs AS recv_bytes,
         s.tx_packets / s.secs AS sent_packets, r.rx_packets / r.secs AS recv_packets,
         (r.errors + r.discards + s.discards) AS errors, s.tx_pause / s.secs AS sender_pause,
@@ -66,15 +68,17 @@ j AS (
         g.tx_port IN (SELECT port FROM seen) AS tx_seen,
         g.rx_port IN (SELECT port FROM seen) AS rx_seen,
         least((SELECT bytes_per_s FROM speed WHERE port = g.tx_port),
-              (SELECT bytes_per_s FROM speed WHERE port = g.rx_port)) AS line_rate
-        , abs(coalesce(sn.tx_packets / sn.secs, sn.tx_bytes / sn.secs)
-              - coalesce(sp.tx_packets / sp.secs, sp.tx_bytes / sp.secs))
-          / nullif(coalesce(s.tx_packets / s.secs, s.tx_bytes / s.secs), 0) AS rate_change
-    FROM grid g
+              (SELECT bytes_per_s FROM speed WHERE port = g.rx_port)) AS line_rate,
+        greatest(abs(nxt - prv), abs(2 * cur - prv - nxt)) / nullif(cur, 0) AS rate_change
+    FROM (SELECT g.*, coalesce(s.tx_packets / s.secs, s.tx_bytes / s.secs) AS cur,
+                 coalesce(sp.tx_packets / sp.secs, sp.tx_bytes / sp.secs) AS prv,
+                 coalesce(sn.tx_packets / sn.secs, sn.tx_bytes / sn.secs) AS nxt
+          FROM grid g
+          LEFT JOIN _resid_ports s ON s.port = g.tx_port AND s.w = g.w
+          LEFT JOIN _resid_ports sp ON sp.port = g.tx_port AND sp.w = g.w - 1
+          LEFT JOIN _resid_ports sn ON sn.port = g.tx_port AND sn.w = g.w + 1) g
     LEFT JOIN _resid_ports s ON s.port = g.tx_port AND s.w = g.w
     LEFT JOIN _resid_ports r ON r.port = g.rx_port AND r.w = g.w
-    LEFT JOIN _resid_ports sp ON sp.port = g.tx_port AND sp.w = g.w - 1
-    LEFT JOIN _resid_ports sn ON sn.port = g.tx_port AND sn.w = g.w + 1
     WHERE g.tx_port IN (SELECT port FROM seen) OR g.rx_port IN (SELECT port FROM seen)
 ), k AS (
     SELECT *, CASE WHEN sent_packets IS NOT NULL AND recv_packets IS NOT NULL THEN 'packets'

@@ -39,8 +39,9 @@ CREATE TABLE IF NOT EXISTS incident_evidence (
 -- expected_ports). Per link and direction: what the sending port counted out against what the
 -- receiving port counted in, per second; deficit_ratio = (sent - received) / sent, on packets
 -- where both ends count them (`basis`), else bytes. sample_s: the coarser end's sampling
--- interval; rate_change: |sent rate of the window after - of the window before| / sent rate (a
--- step in traffic makes ends stamped apart disagree); granularity: the share whole-packet
+-- interval; rate_change: max(|after - before|, |2 x window - before - after|) / window, of the
+-- sent rates of the window and its neighbours (a step or a transient in traffic makes ends
+-- stamped apart disagree); granularity: the share whole-packet
 -- counters explain; errors_per_s: the receiver's errors and both ends' discards;
 -- sender_pause_per_s: pause frames the sender sent (a NIC may count them as packets it sent,
 -- a switch's unicast counter never as packets received).
