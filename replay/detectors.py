@@ -18,6 +18,13 @@ import duckdb
 
 from replay import roots
 from replay.hosts import HOSTS
+from replay.link_faults import (
+    counter_flaps,
+    find_low_speed,
+    find_silent_loss,
+    flap_episodes,
+    short_flaps,
+)
 from replay.outages import merge_outages
 from replay.stored import Incident
 from replay.stored import iso as _iso
@@ -46,7 +53,12 @@ def _window_end(con):
 
 
 def find_link_failures(con: duckdb.DuckDBPyConnection) -> list[Incident]:
-    """link_down (down and still down at the end) and link_flap (down, then up), per link."""
+    """link_down (down and still down at the end) and link_flap (down, then up), per link.
+
+    Outages come from events and oper-status (either end: a silent device's links are seen from
+    its neighbours), and from carrier / link-down counters that moved in a sample interval no
+    outage of a second or more explains: a flap shorter than a sample
+    (`replay.link_faults.short_flaps`)."""
     rows = _rows(con, """
         SELECT port_id, state, start, "end", duration_s, source FROM link_state_intervals
         WHERE state = 'down' ORDER BY start""")
@@ -54,32 +66,67 @@ def find_link_failures(con: duckdb.DuckDBPyConnection) -> list[Incident]:
     by_link: dict[str, list[dict]] = {}
     for r in rows:
         by_link.setdefault(_link_of(con, r["port_id"]), []).append(r)
-    out = []
+    seen: dict[str, list] = {}
     for link, downs in by_link.items():
-        still_down = any(d["end"] is None for d in downs)
         # both ends report each transition: downs that overlap are one outage
         outages = merge_outages((d["start"], d["end"] or end_of_window) for d in downs)
-        outages = [o for o in outages if (o[1] - o[0]).total_seconds() >= 1.0]  # skew blips
+        seen[link] = [o for o in outages if (o[1] - o[0]).total_seconds() >= 1.0]  # skew blips
+    flaps = short_flaps(counter_flaps(con), seen)
+    out = []
+    for link in dict.fromkeys([*by_link, *flaps]):
+        downs = by_link.get(link, [])
+        still_down = any(d["end"] is None for d in downs)
+        episodes = flap_episodes(flaps.get(link, []))
+        outages = sorted(seen.get(link, []) + [(s, e) for s, e, _, _ in episodes])
         if not outages:
             continue
         evidence = [{"port": d["port_id"], "down_at": _iso(d["start"]), "up_at": _iso(d["end"]),
                      "source": d["source"]} for d in downs[:10]]
+        evidence += [{"port": m["port"], "counter": m["counter"], "delta": m["delta"],
+                      "interval_start": _iso(m["ts_start"]), "interval_end": _iso(m["ts"]),
+                      "source": "counter, no down state seen"} for m in flaps.get(link, [])[:10]]
         if still_down and len(outages) == 1:  # down and stayed down; came back before: a flap
             start = outages[-1][0]
             out.append(Incident("link_down", "link", link, start, None, 0.95,
                                 f"link {link} went down at {_iso(start)} and stayed down",
                                 evidence))
-        else:
-            total = sum((o[1] - o[0]).total_seconds() for o in outages)
-            out.append(Incident("link_flap", "link", link, outages[0][0], outages[-1][1],
-                                min(0.99, 0.8 + 0.05 * len(outages)),
-                                f"link {link} flapped {len(outages)} time(s), {total:.0f} s down in all"
-                                + (", and is down at the end" if still_down else ""),
-                                evidence))
+            continue
+        n = len(outages) - len(episodes) + sum(k for _, _, k, _ in episodes)
+        total = sum((o[1] - o[0]).total_seconds() for o in seen.get(link, []))
+        one_end = bool(episodes) and all(len(ports) < 2 for *_, ports in episodes)
+        short = (f", {sum(k for _, _, k, _ in episodes)} of them shorter than a sample "
+                 "(carrier counters only)") if episodes else ""
+        down = f", {total:.0f} s down in all" if seen.get(link) else ""
+        out.append(Incident("link_flap", "link", link, outages[0][0], outages[-1][1],
+                            min(0.99, 0.8 + 0.05 * n) - (0.05 if one_end else 0.0),
+                            f"link {link} flapped {n} time(s){down}{short}"
+                            + (", and is down at the end" if still_down else ""),
+                            evidence))
     return out
 
 
 def find_degraded_links(con: duckdb.DuckDBPyConnection) -> list[Incident]:
+    """link_degraded: links corrupting frames (error counters), losing packets no counter
+    reports (conservation residuals) or running below their peers' speed; one incident per
+    link, the strongest finding first and the others' evidence after it."""
+    found = [*_links_with_errors(con), *find_silent_loss(con), *find_low_speed(con)]
+    by_link: dict[str, list[Incident]] = {}
+    for inc in found:
+        by_link.setdefault(inc.root_id, []).append(inc)
+    out = []
+    for incs in by_link.values():
+        incs.sort(key=lambda i: -i.score)
+        top = incs[0]
+        for other in incs[1:]:
+            top.evidence.extend(other.evidence)
+            top.summary += f"; also: {other.summary}"
+            top.start = min(top.start, other.start) if top.start and other.start else top.start
+            top.end = None if top.end is None or other.end is None else max(top.end, other.end)
+        out.append(top)
+    return out
+
+
+def _links_with_errors(con: duckdb.DuckDBPyConnection) -> list[Incident]:
     """Links whose receiving ports count FCS/symbol errors while up."""
     rows = _rows(con, f"""
         SELECT device || ':' || ifname AS port, min(ts_start) AS start, max(ts) AS "end",

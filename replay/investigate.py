@@ -28,6 +28,7 @@ from collectors.store.writer import duckdb_setting
 from replay.detectors import DETECTORS, Incident, _iso
 from replay.expected import ReplaySummary, replay
 from replay.impact import add_impact
+from replay.residuals import compute_residuals
 from replay.results import ensure_results, open_results
 from replay.wjh import add_wjh
 
@@ -177,6 +178,7 @@ def replay_and_diagnose(con: duckdb.DuckDBPyConnection, t_from: When = None,
     check_telemetry(con, t_from, t_to, what)
     with views_once(con):
         summary = replay(con, t_from, t_to, window_s, routing, **parallel)
+        compute_residuals(con)  # link_residuals, switch_residuals: the replay's windows
         incidents = diagnose(con, t_from, t_to)
     store_incidents(con, incidents)
     return summary, incidents

@@ -20,7 +20,8 @@ from collectors.store.schema import register_tables
 if TYPE_CHECKING:
     import duckdb
 
-RESULT_TABLES = ("replay_runs", "expected_ports", "incidents", "incident_evidence")
+RESULT_TABLES = ("replay_runs", "expected_ports", "incidents", "incident_evidence",
+                 "link_residuals", "switch_residuals")
 RESULT_DDL = (resources.files("replay") / "sql" / "results.sql").read_text()
 
 register_tables("replay", RESULT_DDL)

@@ -506,6 +506,42 @@ def test_counters_that_would_count_twice_are_left_unmapped(vendor):
     assert vendor not in nic_map()
 
 
+# `ethtool eth2` on a ConnectX-7 host, as ethtool prints its settings (dump_link_usettings):
+# tab-indented, wrapped link-mode lists, `Speed: Unknown!` while the link is down
+ETHTOOL_SETTINGS = """\
+Settings for eth2:
+\tSupported ports: [ Backplane ]
+\tSupported link modes:   1000baseKX/Full
+\t                        100000baseCR4/Full
+\t                        400000baseCR4/Full
+\tSupported pause frame use: Symmetric
+\tSpeed: {speed}
+\tDuplex: Full
+\tAuto-negotiation: on
+\tPort: Direct Attach Copper
+\tLink detected: {link}
+"""
+
+
+def test_ethtool_settings_give_speed_and_link_state(write):
+    text = (f"{TS0}\n" + ETHTOOL_SETTINGS.format(speed="100000Mb/s", link="yes")
+            + f"{TS1}\n" + ETHTOOL_SETTINGS.format(speed="Unknown!", link="no"))
+    sink = parse_text(write, f"nic/{HOST}/eth2.ethtool", text)
+    assert (sink.loaded, sink.rejected) == (20, 0)  # every line but the header a record
+    got = samples(sink)
+    t0, t1 = T0 + 123456789, T0 + NS + 200000000
+    assert got[(t0, HOST, "eth2", "Speed")] == (100000.0, "")  # Mb/s, as printed
+    assert got[(t0, HOST, "eth2", "Link detected")] == (1.0, "")
+    assert got[(t1, HOST, "eth2", "Link detected")] == (0.0, "")
+    assert (t1, HOST, "eth2", "Speed") not in got  # Unknown! is no speed
+    texts = {(r["ts"], r["metric"]): r["value"] for r in sink.collected("text_samples")}
+    assert texts[(t1, "Speed")] == "Unknown!" and texts[(t0, "Duplex")] == "Full"
+    assert nic_map()["Speed"]["canonical"] == "port_speed_bps"
+    assert float(nic_map()["Speed"]["scale"]) == 1e6  # Mb/s -> b/s
+    assert nic_map()["Link detected"]["canonical"] == "link_up"
+    assert PARSER.sniff(f"{TS0}\nSettings for eth2:\n", "nic/h/eth2.ethtool")
+
+
 # -- conformance: ../shared/real-samples/ethtool/ --------------------------------------------
 COUNTER_FILES = {
     "mlx5-ethtool-S-nonzero-kernel5.15-bpf-list.txt": 101,

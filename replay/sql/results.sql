@@ -34,3 +34,36 @@ CREATE TABLE IF NOT EXISTS incidents (
 CREATE TABLE IF NOT EXISTS incident_evidence (
     rank INTEGER NOT NULL, seq INTEGER NOT NULL, evidence VARCHAR  -- JSON text, one row each
 );
+
+-- Conservation residuals (replay/residuals.py), per replay window (the windows of
+-- expected_ports). Per link and direction: what the sending port counted out against what the
+-- receiving port counted in, per second; deficit_ratio = (sent - received) / sent, on packets
+-- where both ends count them (`basis`), else bytes. sample_s: the coarser end's sampling
+-- interval; rate_change: max(|after - before|, |2 x window - before - after|) / window, of the
+-- sent rates of the window and its neighbours (a step or a transient in traffic makes ends
+-- stamped apart disagree); granularity: the share whole-packet
+-- counters explain; errors_per_s: the receiver's errors and both ends' discards;
+-- sender_pause_per_s: pause frames the sender sent (a NIC may count them as packets it sent,
+-- a switch's unicast counter never as packets received).
+-- status: ok | idle (nothing, or under 1% of the line rate, sent) | impossible (frames under 60
+-- bytes on average: a packet counter's clear read as a wrap) | reset (a counter reset or clear
+-- in the window) | partial (an end's samples cover under 90% of the window) | uncounted |
+-- sender_silent / receiver_silent (that end exports nothing: seen from the other end only).
+-- Only `ok` rows carry a residual a reader may trust: the others say why not, no guess.
+CREATE TABLE IF NOT EXISTS link_residuals (
+    window_start TIMESTAMP NOT NULL, window_end TIMESTAMP NOT NULL,
+    link_id VARCHAR NOT NULL, tx_port VARCHAR NOT NULL, rx_port VARCHAR NOT NULL,
+    sent_bytes_per_s DOUBLE, received_bytes_per_s DOUBLE,
+    sent_packets_per_s DOUBLE, received_packets_per_s DOUBLE,
+    deficit_bytes_per_s DOUBLE, deficit_packets_per_s DOUBLE, deficit_ratio DOUBLE,
+    basis VARCHAR, sample_s DOUBLE, rate_change DOUBLE, granularity DOUBLE, errors_per_s DOUBLE,
+    sender_pause_per_s DOUBLE, status VARCHAR NOT NULL
+);
+
+-- Per switch and window: what all its ports received against what they sent (in = out);
+-- deficit_ratio = (in - out) / in, NULL unless every port it reports counted the window.
+CREATE TABLE IF NOT EXISTS switch_residuals (
+    window_start TIMESTAMP NOT NULL, window_end TIMESTAMP NOT NULL, device VARCHAR NOT NULL,
+    ports INTEGER, in_bytes_per_s DOUBLE, out_bytes_per_s DOUBLE, in_packets_per_s DOUBLE,
+    out_packets_per_s DOUBLE, discards_per_s DOUBLE, deficit_ratio DOUBLE, status VARCHAR NOT NULL
+);

@@ -26,6 +26,10 @@ Kinds, recognized by content (several may share a file)
 -------------------------------------------------------
 - `ethtool -S`: `NIC statistics:` then indented `name: value` lines. Record = one counter
   line; ifname = `<dev>` from the file name (an RDMA device name is mapped to its netdev).
+- `ethtool <dev>` (its settings): `Settings for <dev>:` then `name: value` lines. Record = one
+  line (a wrapped list of link modes continues the line above it). `Speed: 400000Mb/s` is a
+  sample in Mb/s, `Link detected: yes|no` 1 or 0; the other settings are text samples.
+  ifname = `<dev>` of the header.
 - `rdma statistic show [link mlx5_2/1]`: one line per link, `link mlx5_2/1 name value ...`.
   Record = one line. ifname = `sink.netdev(host, "mlx5_2")` (from ibdev2netdev).
 - `rdma -p statistic show`: a `link mlx5_0/1` header then tab-indented `name value` lines.
@@ -75,6 +79,9 @@ _TS_ISO = re.compile(
 _TS_EPOCH = re.compile(r"\d{9,19}(?:\.\d{1,9})?")
 _LINK = re.compile(r"link\s+(?P<dev>[^\s/]+)/(?P<port>\d+)(?:\s+(?P<rest>.*))?")
 _PORT_HEADER = re.compile(r"Port\s+(?P<port>\d+)\s+(?P<kind>hw|cm)\s+counters:")
+_SETTINGS = re.compile(r"Settings for (?P<dev>\S+):")  # `ethtool <dev>`
+_SPEED = re.compile(r"(?P<mbps>\d+(?:\.\d+)?)\s*Mb/s")  # ethtool prints Mb/s, `Unknown!` when down
+_YES_NO = {"yes": 1.0, "no": 0.0}
 _SYSFS = re.compile(
     r"/sys/class/infiniband/(?P<dev>[^/\s]+)(?:/ports/(?P<port>\d+))?"
     r"/(?:hw_counters|counters)/(?P<name>[^/:\s]+):(?P<value>.*)")
@@ -186,6 +193,11 @@ class _FileParse:
             self.block.begin(("link", m["dev"], m["port"]), "rdma_pretty")
             self.block.dev, self.block.port = m["dev"], int(m["port"])
             return True
+        m = _SETTINGS.fullmatch(text) if first == "S" else None
+        if m:
+            self.block.begin(("settings", m["dev"]), "settings")
+            self.block.dev, self.block.port = m["dev"], 1
+            return True
         m = _PORT_HEADER.fullmatch(text) if first == "P" else None
         if m:
             self.block.begin(("port", m["kind"], m["port"]), m["kind"])
@@ -242,6 +254,8 @@ class _FileParse:
         if m:
             return self._sysfs(m)
         mode = self.block.mode
+        if mode == "settings":
+            return self._setting(text)
         if mode == "cm":
             return CM_COUNTERS
         if mode == "rdma_pretty":
@@ -255,6 +269,20 @@ class _FileParse:
             ifname = self._ifname(self.nic or "", port)
             return self._values(ifname, [name.strip(), value], mode == "hw")
         return UNKNOWN_LINE
+
+    def _setting(self, text: str) -> tuple[str, Values]:
+        """One line of `ethtool <dev>`: speed and link state as samples, the rest as text."""
+        ifname = self._ifname(self.block.dev, 1)
+        name, colon, value = text.partition(":")
+        if not colon:  # a wrapped list (`Supported link modes:` ...) goes on over lines
+            return ifname, []
+        name, value = name.strip(), value.strip()
+        m = _SPEED.fullmatch(value) if name == "Speed" else None
+        if m:
+            return ifname, [(name, float(m["mbps"]))]
+        if name == "Link detected" and value in _YES_NO:
+            return ifname, [(name, _YES_NO[value])]
+        return ifname, [(name, value)] if value else []
 
     def _rdma_line(self, dev: str, port: int, rest: str) -> tuple[str, Values] | str:
         tokens = rest.split()
@@ -353,7 +381,7 @@ def _sniff(head: str) -> bool:
             if stamps > 2:
                 return False
             continue
-        return bool(text == "NIC statistics:" or _SNIFF_LINK.fullmatch(text)
+        return bool(text == "NIC statistics:" or _SNIFF_LINK.fullmatch(text) or _SETTINGS.fullmatch(text)
                     or _PORT_HEADER.fullmatch(text) or _SYSFS.fullmatch(text))
     return False
 
