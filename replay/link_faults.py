@@ -168,7 +168,7 @@ def _loss_incident(link: str, tx_port: str, run: list[dict], strength: float,
 def find_low_speed(con: duckdb.DuckDBPyConnection) -> list[Incident]:
     """link_degraded where a link runs below the speed of the links of the same role on each of
     its devices that has such links, and below the fabric's links of that role."""
-    from replay.detectors import HOSTS
+    from replay.hosts import HOSTS
 
     rows = _rows(con, f"""
         WITH hosts AS {HOSTS},

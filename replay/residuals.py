@@ -85,7 +85,7 @@ def compute_residuals(con: duckdb.DuckDBPyConnection, windows: Windows | None = 
     """Replace `<schema>.link_residuals` and `<schema>.switch_residuals` with the residuals of
     `windows` (default: the latest replay's); returns the link rows written. `schema="temp"`
     computes them beside a read-only store (temp tables of the same names shadow the store's)."""
-    from replay.detectors import HOSTS
+    from replay.hosts import HOSTS
 
     if schema == "main":
         ensure_results(con)
