@@ -24,6 +24,17 @@ CREATE TABLE IF NOT EXISTS expected_ports (
     expected_rx_bytes_per_s DOUBLE, observed_rx_bytes_per_s DOUBLE, uplink BOOLEAN
 );
 
+-- Per port, replay window and counter (long form): the twin's prediction next to the observation
+-- (replay/counters.py). counter: tx_bytes, rx_bytes (bytes/s), tx_packets, rx_packets, ecn_marked,
+-- tx_pause, rx_pause (pause frames), discards, errors (per second), link_down_events (count in
+-- the window), down_fraction (share of the window down), port_speed (bits/s), queue_depth
+-- (bytes, where reported). expected: for the observed demand and link states; healthy: with
+-- every cable up at its peers' speed; noise: the counter's residual scale on this bundle.
+CREATE TABLE IF NOT EXISTS expected_counters (
+    window_start TIMESTAMP NOT NULL, window_end TIMESTAMP NOT NULL, port_id VARCHAR NOT NULL,
+    counter VARCHAR NOT NULL, observed DOUBLE, expected DOUBLE, healthy DOUBLE, noise DOUBLE
+);
+
 -- The ranked incidents of the latest diagnosis (rank 1 = best), and their evidence rows.
 CREATE TABLE IF NOT EXISTS incidents (
     rank INTEGER NOT NULL, kind VARCHAR NOT NULL, root_type VARCHAR NOT NULL,
@@ -33,4 +44,10 @@ CREATE TABLE IF NOT EXISTS incidents (
 
 CREATE TABLE IF NOT EXISTS incident_evidence (
     rank INTEGER NOT NULL, seq INTEGER NOT NULL, evidence VARCHAR  -- JSON text, one row each
+);
+
+-- Why each incident is what it is (replay/explain.py): JSON text, the `explanation` object of
+-- `investigate --json` (README, Investigate)
+CREATE TABLE IF NOT EXISTS incident_explanations (
+    rank INTEGER NOT NULL, explanation VARCHAR
 );
