@@ -1,20 +1,20 @@
 """Expected counters: per port and replay window, what the twin predicts for every counter the
 diagnosis reads, next to what the port reported, and the noise of that counter on this bundle.
 
-Written by the replay (`store_counters`) into `expected_counters` (long form: one row per port,
-window and counter; README "Tables and views"), read back by the explanation
-(`replay.explain`). Three values per cell:
+Written by the replay (`store_counters`) into `expected_counters` (one row per port and window,
+four columns per counter; README "Tables and views"), read back by the explanation
+(`replay.explain`). Per counter C:
 
-- `observed`: the window's mean of the port's rate (`port_rates`), its link state, its speed;
-- `expected`: the twin's prediction for the observed demand and the observed link states (the
+- `observed_C`: the window's mean of the port's rate (`port_rates`), its link state, its speed;
+- `expected_C`: the twin's prediction for the observed demand and the observed link states (the
   loads of `expected_ports`; packets are those bytes over the packet size the port or its peer
   measured; ECN marks, pause frames, drops and queue depth from the twin's queueing layer,
   `twin.queueing.queue_state`, on those loads);
-- `healthy`: the same with every cable up at its peers' speed and queues under the marking
+- `healthy_C`: the same with every cable up at its peers' speed and queues under the marking
   threshold (no ECN mark, pause frame or drop): what a fabric without any fault would have
   shown. A diagnosis explains `observed - healthy`.
 
-`noise` is the counter's scale of disagreement measured on the bundle itself (see `_noise`):
+`noise_C` is the counter's scale of disagreement measured on the bundle itself (see `_noise`):
 the unit a residual is counted in.
 """
 
@@ -279,55 +279,58 @@ def _noise(g: Grid, cap_bps: np.ndarray, size: np.ndarray) -> np.ndarray:
     return out
 
 
+VALUES = ("observed", "expected", "healthy", "noise")
+
+
 def store_counters(con: duckdb.DuckDBPyConnection, g: Grid) -> int:
-    """Replace `expected_counters` with the grid's cells (rows with neither an observation nor
-    a nonzero expectation are left out: an unreported counter the twin expects at 0)."""
+    """Replace `expected_counters` with the grid: one row per port and window (window-major),
+    four columns per counter (`observed_C`, `expected_C`, `healthy_C`, `noise_C`)."""
     con.execute("DELETE FROM expected_counters")
     n_k, n_p, n_w = g.observed.shape
     starts = np.array(g.bounds, dtype="datetime64[us]")
-    ports = g.ports
-    keep = np.isfinite(g.observed) | (g.expected != 0) | (g.healthy != 0)
-    k, p, w = np.nonzero(keep)
-    frame = pl.DataFrame({
-        "window_start": starts[w], "window_end": starts[w + 1],
-        "port_id": np.array(ports, dtype=object)[p].tolist(),
-        "counter": np.array(COUNTERS, dtype=object)[k].tolist(),
-        "observed": g.observed[k, p, w], "expected": g.expected[k, p, w],
-        "healthy": g.healthy[k, p, w], "noise": g.noise[k, p],
-    }, nan_to_null=True).to_arrow()
+    cols: dict[str, object] = {
+        "window_start": np.repeat(starts[:-1], n_p), "window_end": np.repeat(starts[1:], n_p),
+        "port_id": pl.Series(g.ports).gather(np.tile(np.arange(n_p), n_w))}
+    # window-major: one transpose of each array, then every counter's column is a view
+    obs, exp, hea = (np.ascontiguousarray(a.transpose(0, 2, 1)).reshape(n_k, -1)
+                     for a in (g.observed, g.expected, g.healthy))
+    for name, k in K.items():
+        cols[f"observed_{name}"], cols[f"expected_{name}"] = obs[k], exp[k]
+        cols[f"healthy_{name}"] = hea[k]
+        cols[f"noise_{name}"] = np.tile(g.noise[k], n_w)
+    frame = pl.DataFrame(cols, nan_to_null=True).to_arrow()
     con.register("_counters_frame", frame)
     try:
         con.execute("INSERT INTO expected_counters SELECT * FROM _counters_frame")
     finally:
         con.unregister("_counters_frame")
-    return len(k)
+    return frame.num_rows
 
 
 def load_grid(con: duckdb.DuckDBPyConnection, fabric: Fabric) -> Grid | None:
     """The stored grid of the latest replay, for this fabric (None when there is none)."""
-    runs = con.execute("SELECT status, t_from, t_to, window_s, windows FROM replay_runs").fetchall()
-    run = runs[0] if runs else None
-    if not run or run[0] != "ok" or not run[4]:
+    runs = con.execute("SELECT status, window_s FROM replay_runs").fetchall()
+    if not runs or runs[0][0] != "ok":
         return None
-    df = con.sql("SELECT * FROM expected_counters").pl()
+    df = con.sql("SELECT * FROM expected_counters ORDER BY window_start").pl()
     if df.height == 0:
         return None
-    _, t_from, t_to, window_s, n_win = run
-    bounds = sorted(set(df["window_start"].to_list()) | set(df["window_end"].to_list()))
-    n_win = len(bounds) - 1
-    shape = (len(COUNTERS), 2 * fabric.n_cables, n_win)
+    window_s = float(runs[0][1])
+    starts = df["window_start"].unique(maintain_order=True)
+    bounds = starts.to_list() + [df["window_end"].max()]
+    n_win, n_p = len(starts), 2 * fabric.n_cables
     ports = _port_frame(fabric)
-    wins = pl.DataFrame({"window_start": bounds[:-1]}).with_row_index("w").with_columns(
-        pl.col("window_start").cast(df["window_start"].dtype))
-    ks = pl.DataFrame({"counter": list(COUNTERS)}).with_row_index("k")
-    df = df.join(ports, on="port_id").join(wins, on="window_start").join(ks, on="counter")
-    k, p, w = (df[c].to_numpy().astype(np.int64) for c in ("k", "p", "w"))
-    arrays = []
-    for col, fill in (("observed", np.nan), ("expected", 0.0), ("healthy", 0.0)):
-        a = np.full(shape, fill)
-        a[k, p, w] = df[col].fill_null(fill).to_numpy()
-        arrays.append(a)
+    df = df.join(ports, on="port_id").join(
+        pl.DataFrame({"window_start": starts}).with_row_index("w"), on="window_start")
+    p, w = df["p"].to_numpy().astype(np.int64), df["w"].to_numpy().astype(np.int64)
+    shape = (len(COUNTERS), n_p, n_win)
+    arrays = {v: np.full(shape, np.nan if v == "observed" else 0.0) for v in VALUES[:3]}
     noise = np.ones(shape[:2])
-    noise[k, p] = df["noise"].fill_null(1.0).to_numpy()
-    interval = noise[K["down_fraction"], 0] * window_s if shape[1] else window_s / 6
-    return Grid(fabric, bounds, float(window_s), float(interval), *arrays, noise)
+    for name, k in K.items():
+        for v in VALUES[:3]:
+            arrays[v][k, p, w] = df[f"{v}_{name}"].fill_null(np.nan if v == "observed" else 0.0
+                                                           ).to_numpy()
+        noise[k, p] = df[f"noise_{name}"].fill_null(1.0).to_numpy()
+    interval = float(noise[K["down_fraction"], 0]) * window_s if n_p else window_s / 6
+    return Grid(fabric, bounds, window_s, interval, arrays["observed"], arrays["expected"],
+                arrays["healthy"], noise)

@@ -215,11 +215,12 @@ class Model:
         (robust where the pattern is right on most cells and wrong on a few); 0 if neither
         helps (least squares ignores the dead zone)."""
         vv = float(v @ v)
-        if vv <= 0:
+        if vv <= 0 or np.abs(cur).max() <= DEAD_ZONE:  # nothing there needs explaining
             return 0.0
         on = v != 0
+        ratio = np.sort(cur[on] / v[on])  # np.median costs more than the sort on a few cells
         tries = {float(np.clip((cur @ v) / vv, 0.0, amax)),
-                 float(np.clip(np.median(cur[on] / v[on]), 0.0, amax))}
+                 float(np.clip(ratio[len(ratio) // 2], 0.0, amax))}
         best, best_loss = 0.0, float(loss(cur).sum())
         for a in sorted(tries):
             lo = float(loss(cur - a * v).sum())

@@ -99,7 +99,7 @@ def test_a_healthy_bundle_has_no_incident_above_half_even_when_a_detector_insist
         # a detector's confidence: the twin finds nothing to explain beyond the bundle's noise
         port, start, end = con.execute("""
             SELECT port_id, window_start, window_end FROM expected_counters
-            WHERE counter = 'ecn_marked' ORDER BY observed DESC NULLS LAST LIMIT 1""").fetchall()[0]
+            ORDER BY observed_ecn_marked DESC NULLS LAST LIMIT 1""").fetchall()[0]
         fake = Incident("congestion", "port", port, start, end, 0.9, "a detector's guess")
         with views_once(con):
             out = explain(con, [fake])
@@ -113,23 +113,28 @@ def test_expected_counters_hold_every_counter_with_packets_from_measured_sizes(b
     _, _, db = bundles["two:link_flap,pfc_storm"]
     con = duckdb.connect(str(db), read_only=True)
     try:
-        counters = {r[0] for r in con.execute(
-            "SELECT DISTINCT counter FROM expected_counters").fetchall()}
+        columns = {r[0] for r in con.execute("DESCRIBE expected_counters").fetchall()}
         # expected packets are expected bytes over the bytes per packet the port measured
         rows = con.execute("""
-            SELECT b.expected, p.expected, sum(b.observed) OVER (PARTITION BY b.port_id)
-                   / sum(p.observed) OVER (PARTITION BY b.port_id)
-            FROM expected_counters b JOIN expected_counters p
-              ON p.port_id = b.port_id AND p.window_start = b.window_start
-            WHERE b.counter = 'tx_bytes' AND p.counter = 'tx_packets' AND p.observed > 0
-              AND b.expected > 0""").fetchall()
-        healthy_ecn = con.execute("""SELECT max(abs(healthy)) FROM expected_counters
-                                     WHERE counter IN ('ecn_marked', 'tx_pause', 'rx_pause')""").fetchall()[0][0]
-        noise = con.execute("SELECT min(noise) FROM expected_counters").fetchall()[0][0]
+            SELECT expected_tx_bytes, expected_tx_packets,
+                   sum(observed_tx_bytes) OVER (PARTITION BY port_id)
+                   / sum(observed_tx_packets) OVER (PARTITION BY port_id)
+            FROM expected_counters WHERE observed_tx_packets > 0 AND expected_tx_bytes > 0
+            """).fetchall()
+        healthy, noise, ports, windows = con.execute("""
+            SELECT max(greatest(abs(healthy_ecn_marked), abs(healthy_tx_pause),
+                                abs(healthy_rx_pause))),
+                   min(least(noise_tx_bytes, noise_ecn_marked, noise_rx_pause)),
+                   count(DISTINCT port_id), count(DISTINCT window_start)
+            FROM expected_counters""").fetchall()[0]
+        replayed = con.execute("SELECT count(*), count(DISTINCT port_id) FROM expected_ports"
+                               ).fetchall()[0]
     finally:
         con.close()
-    assert counters >= set(COUNTERS) - {"queue_depth"}
+    assert {f"{v}_{c}" for c in COUNTERS for v in ("observed", "expected", "healthy", "noise")
+            } <= columns
     assert rows
     exp_b, exp_p, size = (np.array(c, dtype=float) for c in zip(*rows, strict=True))
     np.testing.assert_allclose(exp_b / exp_p, size, rtol=0.05)
-    assert healthy_ecn == 0.0 and noise > 0
+    assert healthy == 0.0 and noise > 0
+    assert ports * windows == replayed[0] and ports == replayed[1]  # every port and window
