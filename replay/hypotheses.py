@@ -184,7 +184,10 @@ def imbalance_hypothesis(m: Model, device: str, start, end, inc: Incident | None
     if len(ports) < 2:
         return None
     span = m.profile(start, end)
-    on = span > 0
+    # windows where one of its uplinks was down are the reroute's, not the balancing's (as
+    # the detector leaves them out): uneven shares there are a link fault's evidence
+    down = np.nan_to_num(m.obs[KI["down_fraction"], ports]).max(axis=0) > 0
+    on = (span > 0) & ~down
     tx = np.nan_to_num(m.obs[KI["tx_bytes"], ports])
     total = tx.sum(axis=0)
     if total[on].sum() <= 0:
