@@ -27,6 +27,7 @@ from collectors.store.lake import open_for_ingest
 from collectors.store.writer import duckdb_setting
 from replay.detectors import DETECTORS, Incident, _iso
 from replay.expected import ReplaySummary, replay
+from replay.explain import explain
 from replay.impact import add_impact
 from replay.residuals import compute_residuals
 from replay.results import ensure_results, open_results
@@ -87,11 +88,14 @@ def check_telemetry(con: duckdb.DuckDBPyConnection, t_from: datetime | None,
 
 def diagnose(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
              t_to: datetime | None = None) -> list[Incident]:
-    """Every detector's incidents overlapping [t_from, t_to], ranked by score (then start)."""
+    """Every detector's incidents, tested on the twin (`replay.explain`: scored by how much of
+    the residual each explains, victims folded into their roots, each with its explanation),
+    those overlapping [t_from, t_to], ranked by score (then start). Reads only."""
     with views_once(con):
         incidents: list[Incident] = []
         for detector in DETECTORS:
             incidents.extend(detector(con))
+        incidents = explain(con, incidents)
     if t_from is not None:
         incidents = [i for i in incidents if i.end is None or i.end >= t_from]
     if t_to is not None:
@@ -152,12 +156,16 @@ def _materialize_rates(con: duckdb.DuckDBPyConnection, main: str) -> None:
 
 
 def store_incidents(con: duckdb.DuckDBPyConnection, incidents: list[Incident]) -> None:
-    """Replace the store's incidents and incident_evidence with these, rank 1 first."""
+    """Replace the store's incidents, incident_evidence and incident_explanations with these,
+    rank 1 first."""
     ensure_results(con)
-    con.execute("DELETE FROM incidents")
-    con.execute("DELETE FROM incident_evidence")
+    for table in ("incidents", "incident_evidence", "incident_explanations"):
+        con.execute(f"DELETE FROM {table}")
     if not incidents:
         return
+    con.executemany("INSERT INTO incident_explanations VALUES (?, ?)", [
+        [rank, orjson.dumps(i.explanation, default=str).decode()]
+        for rank, i in enumerate(incidents, 1)])
     con.executemany("INSERT INTO incidents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [
         [rank, i.kind, i.root_type, i.root_id, i.start, i.end, round(i.score, 3), i.summary,
          orjson.dumps(i.impact, default=str).decode()] for rank, i in enumerate(incidents, 1)])

@@ -16,7 +16,8 @@ MANIFEST = "lake.json"
 PARTITIONED = ("samples", "text_samples", "events", "logs")
 TABLES = ("files", "rejects", "counters", "counter_map", "samples", "text_samples", "events", "logs",
           "neighbors", "addresses", "ifmap", "jobs", "job_hosts",
-          "replay_runs", "expected_ports", "incidents", "incident_evidence", "check_findings",
+          "replay_runs", "expected_ports", "expected_counters", "incidents", "incident_evidence",
+          "incident_explanations", "check_findings",
           "link_residuals", "switch_residuals")
 _HIVE_TYPES = "{'day': DATE, 'device': VARCHAR}"
 
