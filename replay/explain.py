@@ -56,10 +56,17 @@ class Outcome:
     victim_of: Outcome | None = None
 
 
-def explain(con: duckdb.DuckDBPyConnection, incidents: list[Incident]) -> list[Incident]:
-    """Score, re-root and explain the detectors' incidents on the twin; the list to rank.
+def explain(con: duckdb.DuckDBPyConnection, incidents: list[Incident],
+            decide: bool = False) -> list[Incident]:
+    """Explain the detectors' incidents on the twin; with `decide`, also score and re-root them
+    by the twin's search (the list to rank then holds the chosen roots and the twin's own finds).
 
-    Without a stored replay (no cabling the twin accepts, or a store diagnosed without replay)
+    `decide` is off by default: measured on the project's writer and writer2 with the current
+    detectors, the search's rivals displaced true roots the detectors had (the project's writer
+    100% -> 75% top-1 over 12 bundles), so each incident keeps its detector's score and set, and
+    its explanation says what the twin makes of it (its share of the residual, whether the
+    twin's search chose it, the runner-up); one the twin finds no residual for beyond the
+    bundle's noise scores at most 0.5. Without a stored replay (no cabling the twin accepts, or a store diagnosed without replay)
     the incidents keep their detectors' scores and say so in their explanation.
     """
     m = _model(con)
@@ -95,6 +102,8 @@ def explain(con: duckdb.DuckDBPyConnection, incidents: list[Incident]) -> list[I
     resid = m.z0.copy()
     for o in chosen:
         resid -= o.pred
+    if not decide:
+        return _advise(m, incidents, hyps, outcomes, resid, chosen)
     for o in outcomes.values():  # victims: significant alone, explained by the chosen ones
         if o.chosen or o.alone <= m.penalty(o.h):
             o.victim_of = None
@@ -138,6 +147,24 @@ def explain(con: duckdb.DuckDBPyConnection, incidents: list[Incident]) -> list[I
                                f"{inc.root_type} {inc.root_id}: not in the replayed cabling"}
             out.append(inc)
     return out
+
+
+def _advise(m: Model, incidents: list[Incident], hyps: dict, outcomes: dict,
+            resid: np.ndarray, chosen: list[Outcome]) -> list[Incident]:
+    """The detectors' incidents as they are, each with the twin's explanation of it."""
+    for inc in incidents:
+        o = outcomes.get((inc.kind, inc.root_id))
+        if o is None:
+            inc.explanation = {"basis": "detector", "note": "the twin has no hypothesis for "
+                               f"{inc.root_type} {inc.root_id}: not in the replayed cabling"}
+            continue
+        inc.explanation = _explanation(m, o, outcomes, resid, chosen)
+        inc.explanation["ranked_by"] = "detector"
+        if o.alone <= m.penalty(o.h):  # the twin sees nothing beyond noise there: at most 0.5
+            inc.score = min(inc.score, 0.5)
+            inc.explanation["note"] = ("the twin explains nothing beyond the bundle's noise with "
+                                       "this fault: score capped at 0.5")
+    return incidents
 
 
 def _model(con: duckdb.DuckDBPyConnection) -> Model | None:
