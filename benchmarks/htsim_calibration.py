@@ -55,7 +55,9 @@ What each mechanism brings now, as `--without X` (calibration / held-out, both b
 (7.3% / 13.4%) / 10/12 (7.4% / 10.8%); all kept: 10/15 (5.8% / 13.4%) / 10/12 (6.2% / 10.7%).
 The new htsim runs (HTSIM's, looked at only after the mechanisms above were built; a
 delay-target for NSCC tried on them afterwards did not help and was not kept): 33 of 42 target
-rows (8.8% / 10.1%) over 14 scenarios. Missed there: half of the spines slowed (failed4:
+rows (8.8% / 10.1%) over 14 scenarios; with ring1024_1MB and mix_perm128_incast8_1MB_2tier
+added (16 scenarios, measured again at merge 6d13a21, load about 20): 38 of 48 (8.6% / 9.5%),
+the new ones 5 of 6 (mix roce_ecmp median -21%). Missed there: half of the spines slowed (failed4:
 uec_oblivious -43%, uec_reps -24%: a trimmed even split delivers more than htsim's NSCC
 does), the oblivious tail of 4 MB flows and of one slowed spine (p99 -29..-31%), RoCE under
 staggered load (waves, poisson at 60% and mixed sizes: medians -17..-21%, where htsim's PFC

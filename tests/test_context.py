@@ -234,3 +234,19 @@ def test_a_file_with_no_valid_modification_time_gets_no_time(tmp_path, write):
     assert sorted(r for (r,) in rows(store, "SELECT DISTINCT reason FROM rejects")) == sorted(
         [NO_TIMESTAMP, NO_TS])
     assert rows(store, "SELECT count(*) FROM files WHERE time_source = 'mtime'") == [(0,)]
+
+
+def test_a_bundle_wide_host_never_relabels_files_named_after_their_host(tmp_path, write):
+    """`--host` on a folder (or a bundle-wide manifest host and interface) is for the files that
+    name no host: `nic/h1/eth0.ethtool` and `h2__eth1.ethtool` keep theirs, so two hosts'
+    counters never merge into one series; a file named after nothing takes the given host."""
+    snap = "2026-03-01T10:00:00Z\n" + ETHTOOL
+    write("b/nic/h1/eth0.ethtool", snap)
+    write("b/nic/h2/eth0.ethtool", snap)
+    write("b/h3__eth1.ethtool", snap)
+    write("b/pasted/ethtool-S.txt", snap)
+    manifest(tmp_path / "b", {"interface": "eth9"})
+    store, summary = ingest(tmp_path, tmp_path / "b", host="from-cli")
+    assert summary.as_json()["rejected"] == 0
+    assert sorted(rows(store, "SELECT DISTINCT device, ifname FROM samples")) == [
+        ("from-cli", "eth9"), ("h1", "eth0"), ("h2", "eth0"), ("h3", "eth1")]

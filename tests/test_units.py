@@ -98,4 +98,7 @@ def test_investigate_prints_each_incidents_evidence_and_impact(two_faults_db, tm
     assert lines[flap + 3] == "   evidence (6):"
     assert lines[flap + 4].startswith("     port=spine-p0-01:swp2  down_at=03:02:00.099Z")
     assert "   impact: jobs 1000; plane plane-0; capacity lost 100.5 Gb/s; rerouted links" in lines
-    assert "     port=gpu-node-0011:eth0  tx_pause_per_s_peak=25,217/s  intervals=6" in lines
+    # the storm's root row (replay.roots: role, share of the full-pause rate, the counter that
+    # saw it), wrapped at 80 columns under its indent
+    root = lines.index("     port=gpu-node-0011:eth0  role=root  tx_pause_per_s_peak=25,217/s")
+    assert lines[root + 1] == "       paused_share=1  intervals=6  seen_as=its own tx_pause counter"

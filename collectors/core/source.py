@@ -110,15 +110,15 @@ class SourceFile:
 
     @property
     def host_hint(self) -> str | None:
-        """The device this file belongs to: the manifest's (or `--host`'s) `host`, else what its
-        name says.
+        """The device this file belongs to: what its conventional name says, else the
+        manifest's (or `--host`'s) `host`, else what its name suggests.
 
-        `nic/<host>/<dev>.<kind>` and `<host>__<dev>.<kind>` name a host; a file or folder
+        `nic/<host>/<dev>.<kind>`, `topology|syslog/<host>/...` and `<host>__<dev>.<kind>` name a
+        host, and win over the manifest's: a bundle-wide `host` (or `--host` on a folder) is for
+        the files that name none, never one host for every host's files. Then a file or folder
         named after a device the bundle knows (`known_host`) names it; any other file is named
         after its device when the stem looks like a hostname (`leaf-p0-03.log.gz`).
         """
-        if self.manifest.host:
-            return self.manifest.host
         parts = self.rel.split("/")
         name = parts[-1]
         for suffix in (".gz",):
@@ -127,6 +127,8 @@ class SourceFile:
             return name.split("__", 1)[0]
         if len(parts) >= 3 and parts[-3] in ("nic", "topology", "syslog"):
             return parts[-2]
+        if self.manifest.host:
+            return self.manifest.host
         if self.known_host:
             return self.known_host
         stem = name.split(".", 1)[0]
@@ -134,17 +136,16 @@ class SourceFile:
 
     @property
     def nic_hint(self) -> str | None:
-        """The NIC device (`eth2`, `mlx5_2`) of a NIC snapshot file: the manifest's
-        `interface`, else the one the file is named after, if any."""
-        if self.manifest.interface:
-            return self.manifest.interface
+        """The NIC device (`eth2`, `mlx5_2`) of a NIC snapshot file: the one its conventional
+        name gives (`<host>__<dev>`, `nic/<host>/<dev>`), else the manifest's `interface`, if
+        any (as for `host_hint`: the manifest's is for files that name none)."""
         parts = self.rel.split("/")
         name = parts[-1].removesuffix(".gz")
         if "__" in name:
             return name.split("__", 1)[1].split(".", 1)[0]
         if len(parts) >= 3 and parts[-3] == "nic":
             return name.split(".", 1)[0]
-        return None
+        return self.manifest.interface or None
 
     def collection_ts(self) -> int | None:
         """When this file was collected, for output that carries no time of its own (a plain

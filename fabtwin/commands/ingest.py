@@ -29,7 +29,8 @@ if TYPE_CHECKING:  # the command imports what it uses: `fabtwin --help` stays qu
                    "skipped).")
 @click.option("--host", default=None, metavar="H",
               help="The host the files came from, for output that does not name it "
-                   "(ibdev2netdev, lldpctl -f json0, a bare ethtool -S); overrides the manifest.")
+                   "(ibdev2netdev, lldpctl -f json0, a bare ethtool -S); overrides the manifest. "
+                   "Files named after their host (nic/HOST/DEV.KIND, HOST__DEV.KIND) keep it.")
 @click.option("--time", "at", default=None, metavar="T",
               help="When the files were collected (ISO-8601 with offset, or epoch seconds), for "
                    "output without times of its own (a plain scrape, a bare ethtool -S); "
