@@ -463,7 +463,7 @@ def test_ctrl_c_is_one_line_exit_130_and_keeps_the_files_that_finished(tmp_path,
     assert summary["store"]["logs"] == 20
 
 
-def test_a_worker_killed_from_outside_is_one_line(tmp_path, monkeypatch):
+def test_a_worker_killed_from_outside_is_one_line(tmp_path, monkeypatch, pool_any_size):
     b = _bundle(tmp_path, 40)  # enough files for the pool
     real = ParsePool.run
 

@@ -29,6 +29,7 @@ from collectors.store.child import parse_in_child, wants_child
 from collectors.store.frames import head_of, sha256_of
 from collectors.store.pool import (
     POOL_MAX_BYTES,
+    POOL_MIN_BYTES,
     POOL_MIN_FILES,
     Found,
     ParsedFile,
@@ -268,7 +269,8 @@ def ingest_bundle(
     go in the transaction that loads the new ones.
 
     Files are parsed by `workers` processes (default: `pool.default_workers()`, the
-    machine's cores; 1 parses in this process) when the bundle has enough of them, and a big
+    machine's cores; 1 parses in this process) when the bundle's new files are enough of them
+    and bytes to pay for the workers' start (`wants_pool`), and a big
     gnmic file by a child process (`collectors.store.child`) when `workers` > 1; the result, file ids
     included, is the same either way. Processes are spawned: a script calling this needs the
     `if __name__ == "__main__":` guard, or `workers=1`.
@@ -290,9 +292,7 @@ def ingest_bundle(
     found = _already_loaded(files, shas, seen)
     new = [(path, rel, sha) for (path, rel), sha, f in zip(files, shas, found, strict=True)
            if f is None]
-    pool = None
-    if workers > 1 and len(new) >= POOL_MIN_FILES:
-        pool = ParsePool(workers)
+    pool = ParsePool(workers) if wants_pool(workers, new) else None
     # DuckDB's memory while ingesting, unless the store was opened with a limit (or the env's):
     # collectors.settings says why 256MB
     limit = nullcontext() if store.memory_chosen or store.path == ":memory:" else \
@@ -348,6 +348,15 @@ def ingest_bundle(
     if totals:
         summary.totals = store_totals(store)
     return summary
+
+
+def wants_pool(workers: int, new: list[tuple[Path, str, str]]) -> bool:
+    """Whether the `new` files (path, name, sha256) are worth a pool of `workers` processes:
+    enough of them, and enough bytes among those a worker would take (`POOL_MIN_BYTES`)."""
+    if workers <= 1 or len(new) < POOL_MIN_FILES:
+        return False
+    sizes = (path.stat().st_size for path, _, _ in new)
+    return sum(n for n in sizes if n < POOL_MAX_BYTES) >= POOL_MIN_BYTES
 
 
 def _boot_times_beside(plan: list[_Planned]) -> None:

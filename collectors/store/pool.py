@@ -45,6 +45,11 @@ from collectors.store.frames import frame_of, head_of, raw_frame, sha256_of
 # rows would not fit in one message); the pool takes the rest
 POOL_MAX_BYTES = 8 << 20
 POOL_MIN_FILES = 32  # fewer files than this: a pool would cost more to start than it saves
+# fewer bytes than this (on disk, of the files the pool would take): parsed here. Each spawned
+# worker imports polars and the parsers again (about 0.7 s of CPU) and the store waits for the
+# first results: on the 20-minute gallery bundles (0.5 MB, 83 files) investigate took 4.3-4.7 s
+# of CPU with two workers against 2.8 s in one process (benchmarks/diagnosis_speed.py)
+POOL_MIN_BYTES = 16 << 20
 IPC_MIN_ROWS = 20_000  # frames at least this tall travel as Arrow IPC (lz4), smaller ones pickled
 # small files go to a worker this many bytes (or CHUNK_FILES files) at a time, and their samples
 # are converted (`frames.frame_of`) together: polars costs about 5 ms per call of it whatever the
