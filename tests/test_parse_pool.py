@@ -245,3 +245,26 @@ def test_a_small_bundle_on_two_workers_is_parsed_here(bundle, tmp_path, monkeypa
     assert started == [2]
     assert here_rows == pooled_rows
     assert here.as_json()["files"] == pooled.as_json()["files"]
+
+
+def test_chunks_parsed_here_load_the_rows_of_a_file_by_file_ingest(bundle, tmp_path,
+                                                                   monkeypatch):
+    # one process both times: small files in chunks (`LocalPool`), or each streamed alone
+    chunked, chunked_rows = ingest(bundle, tmp_path / "chunks.duckdb", workers=1)
+    monkeypatch.setattr(ingest_mod, "POOL_MAX_BYTES", 0)  # no file for the chunks
+    alone, alone_rows = ingest(bundle, tmp_path / "alone.duckdb", workers=1)
+    assert chunked_rows == alone_rows
+    assert chunked.as_json()["files"] == alone.as_json()["files"]
+    assert alone_rows["samples"][0] > 0 and alone_rows["rejects"][0] > 0
+
+
+def test_real_samples_load_the_same_rows_chunked_alone_and_pooled(real_samples, tmp_path,
+                                                                  monkeypatch):
+    # the conformance corpus as one bundle: chunks here, each file alone, worker processes
+    chunked, chunked_rows = ingest(real_samples, tmp_path / "chunks.duckdb", workers=1)
+    pooled, pooled_rows = ingest(real_samples, tmp_path / "pooled.duckdb", workers=2)
+    monkeypatch.setattr(ingest_mod, "POOL_MAX_BYTES", 0)
+    alone, alone_rows = ingest(real_samples, tmp_path / "alone.duckdb", workers=1)
+    assert chunked_rows == alone_rows == pooled_rows
+    assert chunked.as_json()["files"] == alone.as_json()["files"] == pooled.as_json()["files"]
+    assert sum(f.status == "loaded" for f in alone.files) >= POOL_MIN_FILES
