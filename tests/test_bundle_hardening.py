@@ -502,6 +502,7 @@ def test_the_child_parsing_a_big_file_killed_is_one_line(tmp_path, monkeypatch):
                     "values": {"/interfaces/interface/state/counters/in-octets": str(i)}}) + "\n"
         for i in range(2000)))
     monkeypatch.setattr(child_mod, "CHILD_MIN_BYTES", 0)  # this small file goes to a child
+    monkeypatch.setattr(ingest_mod, "POOL_MAX_BYTES", 0)  # (not to the chunks of small files)
     real = child_mod.parse_in_child
 
     @contextmanager
