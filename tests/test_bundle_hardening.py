@@ -464,7 +464,7 @@ def test_ctrl_c_is_one_line_exit_130_and_keeps_the_files_that_finished(tmp_path,
     assert summary["store"]["logs"] == 20
 
 
-def test_a_worker_killed_from_outside_is_one_line(tmp_path, monkeypatch):
+def test_a_worker_killed_from_outside_is_one_line(tmp_path, monkeypatch, pool_any_size):
     b = _bundle(tmp_path, 40)  # enough files for the pool
     real = ParsePool.run
 
@@ -503,6 +503,7 @@ def test_the_child_parsing_a_big_file_killed_is_one_line(tmp_path, monkeypatch):
                     "values": {"/interfaces/interface/state/counters/in-octets": str(i)}}) + "\n"
         for i in range(2000)))
     monkeypatch.setattr(child_mod, "CHILD_MIN_BYTES", 0)  # this small file goes to a child
+    monkeypatch.setattr(ingest_mod, "POOL_MAX_BYTES", 0)  # (not to the chunks of small files)
     real = child_mod.parse_in_child
 
     @contextmanager

@@ -11,7 +11,7 @@ import gzip
 import json
 import os
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
@@ -23,14 +23,16 @@ from pathlib import Path
 from collectors.core.source import CONTEXT_KEYS, Manifest, Parser, SourceFile, known_host_of
 from collectors.core.timeparse import TimeError, parse_any, tz_from_name
 from collectors.formats.syslog import boot_ns, uptime_line
-from collectors.registry import describe_unrecognized, parsers, recognize
+from collectors.registry import describe_unrecognized, parsers
 from collectors.settings import duckdb_memory
 from collectors.store.child import parse_in_child, wants_child
 from collectors.store.frames import head_of, sha256_of
 from collectors.store.pool import (
     POOL_MAX_BYTES,
+    POOL_MIN_BYTES,
     POOL_MIN_FILES,
     Found,
+    LocalPool,
     ParsedFile,
     ParsePool,
     Task,
@@ -267,8 +269,10 @@ def ingest_bundle(
     its beginning (it grew), supersedes that version (`superseded_versions`): the earlier rows
     go in the transaction that loads the new ones.
 
-    Files are parsed by `workers` processes (default: `pool.default_workers()`, the
-    machine's cores; 1 parses in this process) when the bundle has enough of them, and a big
+    Small files are parsed a chunk at a time by `workers` processes (default:
+    `pool.default_workers()`, the machine's cores) when the bundle's new files are enough of
+    them and bytes to pay for the workers' start (`wants_pool`), else in this process
+    (`pool.LocalPool`), and a big
     gnmic file by a child process (`collectors.store.child`) when `workers` > 1; the result, file ids
     included, is the same either way. Processes are spawned: a script calling this needs the
     `if __name__ == "__main__":` guard, or `workers=1`.
@@ -290,9 +294,8 @@ def ingest_bundle(
     found = _already_loaded(files, shas, seen)
     new = [(path, rel, sha) for (path, rel), sha, f in zip(files, shas, found, strict=True)
            if f is None]
-    pool = None
-    if workers > 1 and len(new) >= POOL_MIN_FILES:
-        pool = ParsePool(workers)
+    # small files are parsed a chunk at a time, by worker processes or here (`LocalPool`)
+    pool: ParsePool | LocalPool = ParsePool(workers) if wants_pool(workers, new) else LocalPool()
     # DuckDB's memory while ingesting, unless the store was opened with a limit (or the env's):
     # collectors.settings says why 256MB
     limit = nullcontext() if store.memory_chosen or store.path == ":memory:" else \
@@ -300,8 +303,7 @@ def ingest_bundle(
     with limit:
         try:
             # the rest: sniffed (and hashed if need be) by the workers, or sniffed here
-            rest = iter(pool.recognize(new) if pool is not None else
-                        [Found(sha, recognize(head_of(p), r), False) for p, r, sha in new])
+            rest = iter(pool.recognize(new))
             found = [f if f is not None else next(rest) for f in found]
             plan = _plan(files, found, manifest, store, root)
             total = sum(p.size for p in plan) or 1
@@ -310,18 +312,16 @@ def ingest_bundle(
             for _, level_items in groupby(plan, key=lambda t: t.priority):
                 level = list(level_items)
                 _name_known_hosts(level, store, named)
-                parsed: Iterator[ParsedFile] = iter(())
-                if pool is not None:
-                    version = pool.set_maps(*store.lookup_maps())
-                    parsed = pool.run(Task(p.src, p.parser.name, p.sha, version, p.size)  # type: ignore[union-attr]
-                                      for p in level if p.poolable)
+                version = pool.set_maps(*store.lookup_maps())
+                parsed = pool.run(Task(p.src, p.parser.name, p.sha, version, p.size)  # type: ignore[union-attr]
+                                  for p in level if p.poolable)
                 for p in level:
                     if progress:
                         progress(p.rel, done, total)
                     if p.unchanged:
                         summary.files.append(FileResult(p.rel, "unchanged", p.parser.name,  # type: ignore[union-attr]
                                                         reason=UNCHANGED))
-                    elif pool is not None and p.poolable:
+                    elif p.poolable:
                         summary.files.append(_load_parsed(store, p, next(parsed), str(root)))
                     else:
                         summary.files.append(_ingest_here(store, p, known, str(root), workers))
@@ -333,8 +333,7 @@ def ingest_bundle(
                 store.record_not_read(rel, reason, str(root))
                 summary.files.append(FileResult(rel, "skipped", reason=reason))
         finally:
-            if pool is not None:
-                pool.close()
+            pool.close()
         store.commit()
     if progress:
         progress("", total, total)
@@ -356,6 +355,15 @@ def _plan(files: list[tuple[Path, str]], found: list[Found], manifest: Manifest,
     _boot_times_beside(plan)
     _mark_superseded(plan, store, root)
     return plan
+
+
+def wants_pool(workers: int, new: list[tuple[Path, str, str]]) -> bool:
+    """Whether the `new` files (path, name, sha256) are worth a pool of `workers` processes:
+    enough of them, and enough bytes among those a worker would take (`POOL_MIN_BYTES`)."""
+    if workers <= 1 or len(new) < POOL_MIN_FILES:
+        return False
+    sizes = (path.stat().st_size for path, _, _ in new)
+    return sum(n for n in sizes if n < POOL_MAX_BYTES) >= POOL_MIN_BYTES
 
 
 def _boot_times_beside(plan: list[_Planned]) -> None:
