@@ -218,19 +218,24 @@ def max_min_rates(
         residual[used] -= step * coef[used]
         saturated = used[residual[used] <= tol[used]]
         frozen = inc.flows_of_links(saturated) if saturated.size else np.empty(0, np.int64)
-        frozen = frozen[live[frozen]]
+        frozen = frozen[live[frozen]]  # unique and sorted already (flows_of_links)
+        capped = []
         while cap_ptr < len(cap_order) and cap[cap_order[cap_ptr]] <= level * (1 + REL_EPS):
             f = cap_order[cap_ptr]
             if live[f]:
-                frozen = np.append(frozen, f)
+                capped.append(f)
             cap_ptr += 1
-        frozen = np.unique(frozen)
+        if capped:
+            frozen = np.unique(np.concatenate([frozen, capped]))
         if coupled is not None and frozen.size:
             held = coupled[frozen]
             held = held[held >= 0]
             if held.size:
                 group_held[held] = True
-                frozen = np.union1d(frozen, np.flatnonzero(live & group_held[group_of]))
+                # a mask, not union1d: the rounds of a coupled filling are many and small
+                mask = live & group_held[group_of]
+                mask[frozen] = True
+                frozen = np.flatnonzero(mask)
         rates[frozen] = level
         live[frozen] = False
         if frozen.size:
