@@ -69,8 +69,9 @@ roce_ecmp: 2,582 events, 10,600 progressive fillings of 46 rounds each on averag
 groups freezing at many levels): the fillings' bookkeeping (scipy column slicing in
 port_fair_rates, union1d per coupled round) was cut, same FCTs: that run 52.4 -> 50.4 CPU s
 (within the noise of a load of 14-18), poisson1024_1MB_500us roce_ecmp 4.95 -> 3.9-4.3 CPU s;
-the rounds themselves (one per distinct bottleneck level: 4.1 per filling at 500 us) are
-what is left, not fixed.
+the rounds themselves (one per distinct bottleneck level: 4.1 per filling at 500 us, 45.8 at
+load 60, still 36.6 with levels merged within 1%, so merging would save a fifth) are what is
+left, not fixed.
 Still missed: UEC incasts finish every sender together (htsim spreads them by up to 2x; medians
 +14..+18%, the mixed scenario's p99 +31..+39%): their unfairness (NSCC's start, trims) is not
 in a deterministic fluid model; the oblivious tail at 8 MB (p99 -28%); perm128 roce_ecmp's
