@@ -57,7 +57,8 @@ class Series:
 
 @dataclass
 class Heatmap:
-    """Leaf x spine utilization of one plane in one window (None: no data for that cable)."""
+    """Leaf x spine utilization of one plane in one window (None: no data for that cable), and
+    each leaf's host links."""
 
     plane: int
     leaves: list[str]
@@ -65,6 +66,26 @@ class Heatmap:
     util: list[list[float | None]]
     state: list[list[str]]  # "" ok, "down", "degraded", "-" no cable
     links: list[list[str]]  # link id per cell ("" when no cable)
+    # the host-facing links of each leaf (row), in the leaf's port order, padded to the
+    # longest row: same meaning as util, state and links (a PFC storm shows on a host link)
+    host_util: list[list[float | None]] = field(default_factory=list)
+    host_state: list[list[str]] = field(default_factory=list)
+    host_links: list[list[str]] = field(default_factory=list)
+
+    @property
+    def host_cols(self) -> int:
+        """How many host-link columns the rows have."""
+        return max((len(row) for row in self.host_links), default=0)
+
+    def find(self, ident: str) -> tuple[int, int] | None:
+        """(row, column) of the cell of link `ident`, or of the link one of whose ends is port
+        `ident`; spine columns first, host columns after them; None when not drawn."""
+        for grid, offset in ((self.links, 0), (self.host_links, len(self.spines))):
+            for r, row in enumerate(grid):
+                for k, link in enumerate(row):
+                    if link and (link == ident or ident in link.split("--")):
+                        return r, offset + k
+        return None
 
 
 class StoreData:
@@ -356,8 +377,9 @@ class StoreData:
         return [start + timedelta(seconds=step * i) for i in range(n)], float(step)
 
     def heatmaps(self, t0: datetime, window_s: float, errors: bool = True) -> list[Heatmap]:
-        """Per plane, leaf x spine utilization in [t0, t0 + window_s): max of the two
-        directions over capacity, max over parallel cables; down and degraded cables marked.
+        """Per plane, leaf x spine utilization in [t0, t0 + window_s), and each leaf's host
+        links: max of the two directions over capacity, max over parallel cables; down and
+        degraded cables marked.
 
         Load and outages come from the replay's window averages when it covered the window (a
         small table), else from the counters. A cable is degraded when the diagnosis holds a
@@ -376,6 +398,24 @@ class StoreData:
         bad = self._diagnosed_degraded(t0, t1) | (self.rising_errors(t0, t1) if errors else set())
         maps = []
         names, kind = fab.node_name, fab.node_kind
+
+        def cable_cap(c: int, a: str, b: str) -> float:
+            return capacity.get(a) or capacity.get(b) or float(fab.cable_gbps[c]) * 1e9 / 8
+
+        def mark(grid, state, links, r: int, k: int, a: str, b: str, cap: float) -> None:
+            """Cell (r, k) of one cable a-b: max utilization of its ends over `cap` (max over
+            parallel cables), its link id, and down over degraded over ok."""
+            u = [util[p] / cap for p in (a, b) if util.get(p) is not None]
+            if u:
+                grid[r][k] = max(max(u), grid[r][k] or 0.0)
+            links[r][k] = f"{min(a, b)}--{max(a, b)}"
+            if a in down or b in down:
+                state[r][k] = "down"
+            elif state[r][k] != "down" and (a in bad or b in bad):
+                state[r][k] = "degraded"
+            elif state[r][k] == "-":
+                state[r][k] = ""
+
         for plane in sorted(set(int(p) for p in fab.node_plane if p >= 0)):
             leaves = [n for i, n in enumerate(names) if kind[i] == 1 and fab.node_plane[i] == plane]
             spines = [n for i, n in enumerate(names) if kind[i] == 2 and fab.node_plane[i] == plane]
@@ -383,25 +423,34 @@ class StoreData:
             grid: list[list[float | None]] = [[None] * len(spines) for _ in leaves]
             state = [["-"] * len(spines) for _ in leaves]
             links = [[""] * len(spines) for _ in leaves]
+            host_ports: list[list[tuple[str, int]]] = [[] for _ in leaves]  # (leaf port, cable)
             for c in range(fab.n_cables):
-                if int(fab.cable_tier[c]) != 1 or int(fab.cable_plane[c]) != plane:
+                if int(fab.cable_plane[c]) != plane:
                     continue
                 a, b = fab.cable_port_a[c], fab.cable_port_b[c]
+                if int(fab.cable_tier[c]) == 0:  # host-leaf: either end may be the leaf's
+                    for port in (a, b):
+                        r = li.get(port.split(":", 1)[0])
+                        if r is not None:
+                            host_ports[r].append((port, c))
+                            break
+                    continue
+                if int(fab.cable_tier[c]) != 1:
+                    continue
                 r, k = li.get(a.split(":", 1)[0]), si.get(b.split(":", 1)[0])
                 if r is None or k is None:
                     continue
-                cap = capacity.get(a) or capacity.get(b) or float(fab.cable_gbps[c]) * 1e9 / 8
-                u = [util[p] / cap for p in (a, b) if util.get(p) is not None]
-                if u:
-                    grid[r][k] = max(max(u), grid[r][k] or 0.0)
-                links[r][k] = f"{min(a, b)}--{max(a, b)}"
-                if a in down or b in down:
-                    state[r][k] = "down"
-                elif state[r][k] != "down" and (a in bad or b in bad):
-                    state[r][k] = "degraded"
-                elif state[r][k] == "-":
-                    state[r][k] = ""
-            maps.append(Heatmap(plane, leaves, spines, grid, state, links))
+                mark(grid, state, links, r, k, a, b, cable_cap(c, a, b))
+            width = max((len(row) for row in host_ports), default=0)
+            h_grid: list[list[float | None]] = [[None] * width for _ in leaves]
+            h_state = [["-"] * width for _ in leaves]
+            h_links = [[""] * width for _ in leaves]
+            for r, row in enumerate(host_ports):
+                for k, (_, c) in enumerate(sorted(row, key=lambda pc: natural_key(pc[0]))):
+                    a, b = fab.cable_port_a[c], fab.cable_port_b[c]
+                    mark(h_grid, h_state, h_links, r, k, a, b, cable_cap(c, a, b))
+            maps.append(Heatmap(plane, leaves, spines, grid, state, links,
+                                h_grid, h_state, h_links))
         return maps
 
     def rising_errors(self, t0: datetime, t1: datetime) -> set[str]:

@@ -1,5 +1,6 @@
-"""Fabric: per plane, a leaf x spine heatmap of link utilization in one window; `[` `]` step
-the windows, `p` the planes, Enter opens the link under the cursor. Down links show `DN` on
+"""Fabric: per plane, a leaf x spine heatmap of link utilization in one window, each leaf's host
+links in the columns after the spines (h1, h2, ...); `[` `]` step the windows, `p` the planes,
+Enter opens the link under the cursor. Down links show `DN` on
 red, degraded ones (error counters rising, or a link_degraded incident) a `!` on yellow."""
 
 from __future__ import annotations
@@ -153,12 +154,13 @@ class FabricScreen(Screen):
         self.run_worker(lambda: (t0, data.heatmaps(t0, w, errors=errors), errors), thread=True,
                         exclusive=True, group="heatmap")
 
-    def _locate(self, link: str | None) -> tuple[int, int, int] | None:
-        """(plane index, row, column) of `link`'s cell in the maps, or None."""
-        for i, hm in enumerate(self.maps if link else []):
-            for r, row in enumerate(hm.links):
-                if link in row:
-                    return i, r, row.index(link) + 1  # column 0 names the leaf
+    def _locate(self, ident: str | None) -> tuple[int, int, int] | None:
+        """(plane index, row, column) of the cell of `ident` (a link, or a port: its link) in
+        the maps, or None."""
+        for i, hm in enumerate(self.maps if ident else []):
+            found = hm.find(ident)
+            if found is not None:
+                return i, found[0], found[1] + 1  # column 0 names the leaf
         return None
 
     def on_screen_resume(self) -> None:
@@ -191,12 +193,14 @@ class FabricScreen(Screen):
         self.plane %= len(self.maps)
         hm = self.maps[self.plane]
         t0 = self.windows[self.index]
-        shape = (hm.plane, hm.leaves, hm.spines)
+        shape = (hm.plane, hm.leaves, hm.spines, hm.host_cols)
         if shape != self._shape:  # another plane or fabric: new columns
             table.clear(columns=True)
             table.add_column("leaf \\ spine", key="leaf")
             for s in hm.spines:
                 table.add_column(s.rsplit("-", 1)[-1], key=s)
+            for k in range(hm.host_cols):  # the leaf's host ports, in port order
+                table.add_column(f"h{k + 1}", key=f"host {k}")
             self._shape = shape
             where = None
         else:  # the same columns: keep them, and the cursor where it was (it scrolls to it)
@@ -204,12 +208,15 @@ class FabricScreen(Screen):
             table.clear()
         for r, leaf in enumerate(hm.leaves):
             table.add_row(leaf, *(cell(hm.util[r][k], hm.state[r][k])
-                                  for k in range(len(hm.spines))), key=leaf)
+                                  for k in range(len(hm.spines))),
+                          *(cell(hm.host_util[r][k], hm.host_state[r][k])
+                            for k in range(hm.host_cols)), key=leaf)
         if where is not None:
             table.cursor_coordinate = where
-        n_down = sum(s == "down" for row in hm.state for s in row)
-        n_bad = sum(s == "degraded" for row in hm.state for s in row)
-        busiest = max((u for row in hm.util for u in row if u is not None), default=None)
+        states = [s for grid in (hm.state, hm.host_state) for row in grid for s in row]
+        n_down, n_bad = states.count("down"), states.count("degraded")
+        busiest = max((u for grid in (hm.util, hm.host_util) for row in grid for u in row
+                       if u is not None), default=None)
         bad = f"{n_bad} degraded" if self._shown[1] else "degraded: checking errors..."
         self.query_one("#head", Static).update(
             f"plane {hm.plane} ({self.plane + 1} of {len(self.maps)}, p: next)   "
@@ -260,5 +267,7 @@ class FabricScreen(Screen):
             when = self.windows[self.index]
             if k < 0:
                 self.app.open_entity("device", hm.leaves[r], when)
-            elif hm.links[r][k]:
+            elif k < len(hm.spines) and hm.links[r][k]:
                 self.app.open_entity("link", hm.links[r][k], when)
+            elif k >= len(hm.spines) and hm.host_links[r][k - len(hm.spines)]:
+                self.app.open_entity("link", hm.host_links[r][k - len(hm.spines)], when)
