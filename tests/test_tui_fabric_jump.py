@@ -24,6 +24,7 @@ async def test_fabric_from_an_incident_after_stepping_shows_its_window_and_link(
         last = f"({len(fabric.windows)}/{len(fabric.windows)})"
         await until(pilot, lambda: last in text_of(app, "#head")
                     and "checking" not in text_of(app, "#head"))
+        assert str(heat.get_cell_at(Coordinate(1, 1))).strip() != "DN"  # the flap is over
         await pilot.press("1")
         await until(pilot, lambda: type(app.screen).__name__ == "IncidentsScreen")
         await until(pilot, lambda: app.screen.query_one("#incidents", DataTable).row_count)
@@ -35,6 +36,7 @@ async def test_fabric_from_an_incident_after_stepping_shows_its_window_and_link(
         await pilot.pause(0.3)
         assert "window 2026-11-30 03:02:00" in text_of(app, "#head")
         assert heat.cursor_coordinate == Coordinate(1, 1)  # leaf-p0-02 x spine-p0-01: the flap
+        assert str(heat.get_cell_at(Coordinate(1, 1))).strip() == "DN"  # redrawn in place
         await pilot.press("enter")
         await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen")
         assert (app.screen.kind, app.screen.ident) == ("link", FLAP)

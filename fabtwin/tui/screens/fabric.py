@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from datetime import datetime
+from functools import lru_cache
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -26,16 +27,27 @@ SCALE = ((0.05, "#1c1c1c"), (0.25, "#005f5f"), (0.5, "#008700"), (0.75, "#afaf00
          (0.9, "#d75f00"), (9e9, "#d70000"))
 
 
-def cell(util: float | None, state: str) -> Text:
+def cell_look(util: float | None, state: str) -> tuple[str, str]:
+    """The text and style of a heatmap cell."""
     if state == "-":
-        return Text("  ", style="dim")
+        return "  ", "dim"
     if state == "down":
-        return Text(" DN", style="bold white on #870000")
+        return " DN", "bold white on #870000"
     bg = next(c for limit, c in SCALE if (util or 0.0) < limit)
     mark = "!" if state == "degraded" else " "
     text = "  ?" if util is None else f"{min(util * 100, 999):3.0f}"
     style = "bold black on #ffff00" if state == "degraded" else f"white on {bg}"
-    return Text(text + mark, style=style)
+    return text + mark, style
+
+
+@lru_cache(maxsize=4096)
+def _text(look: tuple[str, str]) -> Text:
+    return Text(look[0], style=look[1])
+
+
+def cell(util: float | None, state: str) -> Text:
+    """A heatmap cell (shared: a Text is never changed once built)."""
+    return _text(cell_look(util, state))
 
 
 def legend() -> Text:
@@ -70,6 +82,7 @@ class FabricScreen(Screen):
         self._checking = False  # an error check is running
         self._one_pass = False  # the error check is quick: load and check at once
         self._shape: tuple | None = None  # the plane, leaves and spines the columns are for
+        self._looks: list[list[tuple[str, str]]] = []  # the cells drawn, (text, style)
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
@@ -202,17 +215,20 @@ class FabricScreen(Screen):
             for k in range(hm.host_cols):  # the leaf's host ports, in port order
                 table.add_column(f"h{k + 1}", key=f"host {k}")
             self._shape = shape
-            where = None
-        else:  # the same columns: keep them, and the cursor where it was (it scrolls to it)
-            where = table.cursor_coordinate
-            table.clear()
-        for r, leaf in enumerate(hm.leaves):
-            table.add_row(leaf, *(cell(hm.util[r][k], hm.state[r][k])
-                                  for k in range(len(hm.spines))),
-                          *(cell(hm.host_util[r][k], hm.host_state[r][k])
-                            for k in range(hm.host_cols)), key=leaf)
-        if where is not None:
-            table.cursor_coordinate = where
+            self._looks = []
+        looks = [[cell_look(hm.util[r][k], hm.state[r][k]) for k in range(len(hm.spines))]
+                 + [cell_look(hm.host_util[r][k], hm.host_state[r][k])
+                    for k in range(hm.host_cols)] for r in range(len(hm.leaves))]
+        if self._looks:  # the same rows and columns: change only the cells that changed (a
+            # window step changes a few; rebuilding 6,000 cells took most of a step)
+            for r, (old, new) in enumerate(zip(self._looks, looks, strict=True)):
+                for k, (a, b) in enumerate(zip(old, new, strict=True)):
+                    if a != b:
+                        table.update_cell_at(Coordinate(r, k + 1), _text(b))
+        else:
+            for leaf, row in zip(hm.leaves, looks, strict=True):
+                table.add_row(leaf, *map(_text, row), key=leaf)
+        self._looks = looks
         states = [s for grid in (hm.state, hm.host_state) for row in grid for s in row]
         n_down, n_bad = states.count("down"), states.count("degraded")
         busiest = max((u for grid in (hm.util, hm.host_util) for row in grid for u in row
