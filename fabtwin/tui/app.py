@@ -146,8 +146,8 @@ class FabtwinApp(App):
             f"SELECT * FROM job_hosts WHERE job_id = '{job_id.replace(chr(39), '')}'")
 
     def fabric_at(self, when: datetime | None, link: str | None = None) -> None:
-        """The fabric screen at the window holding `when`, on the plane of `link` (a link id)
-        with the cursor on it when it is a leaf-spine link."""
+        """The fabric screen at the window holding `when`, on the plane of `link` (a link id,
+        or a port id: its link) with the cursor on its cell (leaf-spine or host link)."""
         self.action_open_tab("fabric")
         if when is not None:
             self.screen.go_to(when, link)

@@ -8,7 +8,6 @@ whole-store views (`port_rates`) would take seconds.
 from __future__ import annotations
 
 import contextlib
-import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,6 +17,12 @@ from pathlib import Path
 import duckdb
 
 from collectors.store.readonly import open_readonly
+from fabtwin.tui.fabric_windows import (
+    build_layout,
+    natural_key,
+    replayed_windows,
+    rising_errors_by_window,
+)
 from replay.rates import rates_sql
 from replay.stored import StoredIncident as Incident  # noqa: F401 - the screens' name
 from replay.stored import load_evidence, load_incidents
@@ -57,7 +62,8 @@ class Series:
 
 @dataclass
 class Heatmap:
-    """Leaf x spine utilization of one plane in one window (None: no data for that cable)."""
+    """Leaf x spine utilization of one plane in one window (None: no data for that cable), and
+    each leaf's host links."""
 
     plane: int
     leaves: list[str]
@@ -65,6 +71,26 @@ class Heatmap:
     util: list[list[float | None]]
     state: list[list[str]]  # "" ok, "down", "degraded", "-" no cable
     links: list[list[str]]  # link id per cell ("" when no cable)
+    # the host-facing links of each leaf (row), in the leaf's port order, padded to the
+    # longest row: same meaning as util, state and links (a PFC storm shows on a host link)
+    host_util: list[list[float | None]] = field(default_factory=list)
+    host_state: list[list[str]] = field(default_factory=list)
+    host_links: list[list[str]] = field(default_factory=list)
+
+    @property
+    def host_cols(self) -> int:
+        """How many host-link columns the rows have."""
+        return max((len(row) for row in self.host_links), default=0)
+
+    def find(self, ident: str) -> tuple[int, int] | None:
+        """(row, column) of the cell of link `ident`, or of the link one of whose ends is port
+        `ident`; spine columns first, host columns after them; None when not drawn."""
+        for grid, offset in ((self.links, 0), (self.host_links, len(self.spines))):
+            for r, row in enumerate(grid):
+                for k, link in enumerate(row):
+                    if link and (link == ident or ident in link.split("--")):
+                        return r, offset + k
+        return None
 
 
 class StoreData:
@@ -77,7 +103,6 @@ class StoreData:
         self._cache: dict[str, object] = {}  # see _once
         self._locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
-        self._replayed: dict[tuple, tuple | None] = {}  # the last windows' replayed state
 
     def close(self) -> None:
         # a worker thread still inside a query at exit: the process ends anyway
@@ -356,8 +381,9 @@ class StoreData:
         return [start + timedelta(seconds=step * i) for i in range(n)], float(step)
 
     def heatmaps(self, t0: datetime, window_s: float, errors: bool = True) -> list[Heatmap]:
-        """Per plane, leaf x spine utilization in [t0, t0 + window_s): max of the two
-        directions over capacity, max over parallel cables; down and degraded cables marked.
+        """Per plane, leaf x spine utilization in [t0, t0 + window_s), and each leaf's host
+        links: max of the two directions over capacity, max over parallel cables; down and
+        degraded cables marked.
 
         Load and outages come from the replay's window averages when it covered the window (a
         small table), else from the counters. A cable is degraded when the diagnosis holds a
@@ -369,40 +395,36 @@ class StoreData:
         if fab is None:
             return []
         t1 = t0 + timedelta(seconds=window_s)
-        replayed = self._replayed_state(t0, t1)
-        util, down = replayed if replayed else (self._port_util(t0, t1), self._down_ports(t0, t1))
-        # the replay's capacity per port when it ran (it reads speeds); else the cabling's
-        capacity = self._capacities()
-        bad = self._diagnosed_degraded(t0, t1) | (self.rising_errors(t0, t1) if errors else set())
+        layout = self._once("layout", lambda: build_layout(fab, self._capacities()))
+        replayed = self._once("replayed windows", lambda: self._read(
+            lambda cur: [replayed_windows(cur, layout)])[0])
+        w = replayed.starts.get(t0) if replayed and window_s == self.windows()[1] else None
+        if w is not None and replayed.covered[w]:  # one replay window: a row of the arrays
+            util, down = replayed.util[w], replayed.down[w]
+        else:  # the replay did not cover it: from the counters, for this window only
+            util, down, _ = layout.arrays(self._port_util(t0, t1), self._down_ports(t0, t1),
+                                          set())
+        bad = self._diagnosed_degraded(t0, t1) | (self._rising(t0, window_s) if errors else set())
+        bad_mask = layout.mask(bad)
         maps = []
-        names, kind = fab.node_name, fab.node_kind
-        for plane in sorted(set(int(p) for p in fab.node_plane if p >= 0)):
-            leaves = [n for i, n in enumerate(names) if kind[i] == 1 and fab.node_plane[i] == plane]
-            spines = [n for i, n in enumerate(names) if kind[i] == 2 and fab.node_plane[i] == plane]
-            li, si = {n: i for i, n in enumerate(leaves)}, {n: i for i, n in enumerate(spines)}
-            grid: list[list[float | None]] = [[None] * len(spines) for _ in leaves]
-            state = [["-"] * len(spines) for _ in leaves]
-            links = [[""] * len(spines) for _ in leaves]
-            for c in range(fab.n_cables):
-                if int(fab.cable_tier[c]) != 1 or int(fab.cable_plane[c]) != plane:
-                    continue
-                a, b = fab.cable_port_a[c], fab.cable_port_b[c]
-                r, k = li.get(a.split(":", 1)[0]), si.get(b.split(":", 1)[0])
-                if r is None or k is None:
-                    continue
-                cap = capacity.get(a) or capacity.get(b) or float(fab.cable_gbps[c]) * 1e9 / 8
-                u = [util[p] / cap for p in (a, b) if util.get(p) is not None]
-                if u:
-                    grid[r][k] = max(max(u), grid[r][k] or 0.0)
-                links[r][k] = f"{min(a, b)}--{max(a, b)}"
-                if a in down or b in down:
-                    state[r][k] = "down"
-                elif state[r][k] != "down" and (a in bad or b in bad):
-                    state[r][k] = "degraded"
-                elif state[r][k] == "-":
-                    state[r][k] = ""
-            maps.append(Heatmap(plane, leaves, spines, grid, state, links))
+        for pl in layout.planes:
+            grid, state = pl.spine_cells.draw(util, down, bad_mask)
+            h_grid, h_state = pl.host_cells.draw(util, down, bad_mask)
+            maps.append(Heatmap(pl.plane, pl.leaves, pl.spines, grid, state, pl.spine_cells.links,
+                                h_grid, h_state, pl.host_cells.links))
         return maps
+
+    def _rising(self, t0: datetime, window_s: float) -> set[str]:
+        """rising_errors of one of the fabric's windows, from one scan of the whole store's
+        error counters made at the first need (every later window is a lookup); a window
+        the scan does not cover is read on its own."""
+        windows, length = self.windows()
+        by_window = self._once("rising errors", lambda: self._read(
+            lambda cur: [rising_errors_by_window(cur, windows, length)])[0]) \
+            if window_s == length else None
+        if by_window is not None and t0 in by_window:
+            return by_window[t0]
+        return self.rising_errors(t0, t0 + timedelta(seconds=window_s))
 
     def rising_errors(self, t0: datetime, t1: datetime) -> set[str]:
         """Ports whose error counters rose in [t0, t1)."""
@@ -423,29 +445,6 @@ class StoreData:
     def _capacities(self) -> dict[str, float]:
         return self._once("capacities", lambda: {p: c for p, c in self._rows(
             "SELECT port_id, max(capacity_bytes_per_s) FROM expected_ports GROUP BY 1") if c})
-
-    def _replayed_state(self, t0: datetime, t1: datetime
-                        ) -> tuple[dict[str, float], set[str]] | None:
-        """Bytes/s per port in [t0, t1) (the larger of tx and rx) and the ports down at some point
-        of it, from the replay's window averages and up fractions; None when the replay did not
-        cover the window."""
-        key = (t0, t1)
-        with self._lock:
-            if key in self._replayed:  # the error check redraws the window just drawn
-                return self._replayed[key]
-        rows = self._rows("""
-            SELECT port_id, max(greatest(coalesce(observed_tx_bytes_per_s, 0),
-                                         coalesce(observed_rx_bytes_per_s, 0))),
-                min(up_fraction)
-            FROM expected_ports WHERE window_start >= ? AND window_start < ?
-            GROUP BY 1""", [t0, t1])
-        state = ({p: u for p, u, _ in rows},
-                 {p for p, _, up in rows if up is not None and up < 1}) if rows else None
-        with self._lock:
-            self._replayed[key] = state
-            while len(self._replayed) > 8:
-                self._replayed.pop(next(iter(self._replayed)))
-        return state
 
     def _down_ports(self, t0: datetime, t1: datetime) -> set[str]:
         """Ports down at some point of [t0, t1): an oper-status sample or a link_down event in
@@ -485,20 +484,22 @@ class StoreData:
             return self._cache[key]
 
 
-def natural_key(text: str) -> list:
-    """`swp10` after `swp9` (twin.discover's rule; not imported, to keep networkx out of the
-    UI's start-up)."""
-    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text)]
-
-
 def _floor(t: datetime, step: int) -> datetime:
     epoch = datetime(1970, 1, 1)
     return epoch + timedelta(seconds=int((t - epoch).total_seconds()) // step * step)
 
 
 def _port_filter(ports: list[str]) -> tuple[str, list]:
-    pairs = [p.split(":", 1) for p in ports if ":" in p]
-    if not pairs:
+    """A WHERE clause (and its parameters) for the samples or events of `ports`: one term per
+    device, its ifnames in a list (a device's 64 ports as 64 OR-ed pairs made DuckDB test
+    every pair on every row)."""
+    by_device: dict[str, list[str]] = {}
+    for p in ports:
+        if ":" in p:
+            device, ifname = p.split(":", 1)
+            by_device.setdefault(device, []).append(ifname)
+    if not by_device:
         return "false", []
-    where = " OR ".join("(device = ? AND ifname = ?)" for _ in pairs)
-    return where, [x for pair in pairs for x in pair]
+    where = " OR ".join(f"(device = ? AND ifname IN ({', '.join('?' * len(ifs))}))"
+                        for ifs in by_device.values())
+    return where, [x for device, ifs in by_device.items() for x in (device, *ifs)]

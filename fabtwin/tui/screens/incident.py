@@ -133,7 +133,8 @@ class IncidentScreen(Screen):
 
     def action_fabric_at_start(self) -> None:
         inc = self.incident
-        self.app.fabric_at(inc.start, inc.root_id if inc.root_type == "link" else None)
+        # a port's cell is its link's (a host port's: its leaf's host column)
+        self.app.fabric_at(inc.start, inc.root_id if inc.root_type in ("link", "port") else None)
 
     def action_open_affected(self) -> None:
         self._open(cursor_key(self.query_one("#affected", DataTable)))
