@@ -134,8 +134,7 @@ def test_replay_command_windows_and_json(tmp_path):
     assert out.exit_code == 5, out.output  # incidents found
     doc = json.loads(out.stdout)
     assert doc["replay"]["windows"] == 16 and doc["replay"]["window_s"] == 30
-    # both faults; their order is how much of the residual each explains (replay/explain.py)
-    assert sorted(i["kind"] for i in doc["incidents"]) == ["link_flap", "pfc_storm"]
+    assert [i["kind"] for i in doc["incidents"]] == ["link_flap", "pfc_storm"]
     con = _con(str(db))
     lo, hi, n = con.execute("SELECT min(window_start), max(window_end), count(DISTINCT window_start) "
                             "FROM expected_ports").fetchone()
@@ -154,7 +153,7 @@ def test_investigate_stores_incidents_and_evidence(tmp_path):
     db = _store_of("two_faults", tmp_path)
     con = _con(db)
     incidents = con.execute("SELECT rank, kind, root_type, root_id, score, impact FROM incidents "
-                            "ORDER BY kind").fetchall()  # ranked by explanation: either first
+                            "ORDER BY rank").fetchall()
     assert [r[1] for r in incidents] == ["link_flap", "pfc_storm"]
     assert all(0 <= r[4] <= 1 for r in incidents)
     assert isinstance(json.loads(incidents[1][5]), dict)
@@ -279,12 +278,11 @@ def test_replay_and_investigate_on_a_parquet_lake(tmp_path):
     export(db, tmp_path / "lake")
     out = CliRunner().invoke(main, ["replay", "--db", str(tmp_path / "lake"), "--json"])
     assert out.exit_code == 5, out.output
-    assert sorted(i["kind"] for i in json.loads(out.stdout)["incidents"]) == ["link_flap",
-                                                                              "pfc_storm"]
+    assert [i["kind"] for i in json.loads(out.stdout)["incidents"]] == ["link_flap", "pfc_storm"]
     lake = open_readonly(tmp_path / "lake")
     assert lake.execute("SELECT count(*) FROM expected_ports").fetchone()[0] == \
         _con(db).execute("SELECT count(*) FROM expected_ports").fetchone()[0]
-    assert lake.execute("SELECT kind FROM incidents ORDER BY kind").fetchall() == [
+    assert lake.execute("SELECT kind FROM incidents ORDER BY rank").fetchall() == [
         ("link_flap",), ("pfc_storm",)]
     files = read_manifest(tmp_path / "lake")["tables"]["expected_ports"]["files"]
     assert len(files) == 1 and files[0].startswith("expected_ports/replay-")
@@ -301,7 +299,7 @@ def test_replay_and_investigate_on_a_parquet_lake(tmp_path):
         investigate(REPO / "sample_traces" / "link_down", tmp_path / "lake")
     assert (tmp_path / "lake" / "lake.json").read_bytes() == manifest
     assert open_readonly(tmp_path / "lake").execute(
-        "SELECT kind FROM incidents ORDER BY kind").fetchall() == [("link_flap",), ("pfc_storm",)]
+        "SELECT kind FROM incidents ORDER BY rank").fetchall() == [("link_flap",), ("pfc_storm",)]
 
 
 def test_rates_computed_in_parts_equal_the_view(stores, monkeypatch):

@@ -40,8 +40,7 @@ async def test_incidents_are_ranked_filtered_and_sorted(store_copy):
         table = app.screen.query_one("#incidents", DataTable)
         await until(pilot, lambda: table.row_count == 3)
         assert column(table, 0) == ["1", "2", "3"]
-        # ranked by how much of the residual each explains (replay/explain.py)
-        assert column(table, 1) == ["pfc_storm", "link_flap", "congestion"]
+        assert column(table, 1) == ["link_flap", "pfc_storm", "congestion"]
         await pilot.press("s")  # by score: the planted 0.99 first
         assert column(table, 0) == ["3", "1", "2"]
         await pilot.press("s", "s")  # by kind
@@ -59,7 +58,7 @@ async def test_incident_detail_plots_and_jumps_to_the_root_cause(store_copy):
     app = FabtwinApp(str(store_copy))
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: app.screen.query_one("#incidents", DataTable).row_count)
-        await pilot.press("down", "enter")  # the flap, ranked second
+        await pilot.press("enter")
         await until(pilot, lambda: type(app.screen).__name__ == "IncidentScreen"
                     and app.screen.series is not None)
         head = text_of(app, "#head")
@@ -127,7 +126,7 @@ async def test_fabric_at_an_incident_start_puts_the_cursor_on_its_link(store_cop
     app = FabtwinApp(str(store_copy))
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: app.screen.query_one("#incidents", DataTable).row_count)
-        await pilot.press("down", "enter")  # the flap, ranked second
+        await pilot.press("enter")  # the flap
         await until(pilot, lambda: type(app.screen).__name__ == "IncidentScreen")
         await pilot.press("f")
         await until(pilot, lambda: type(app.screen).__name__ == "FabricScreen"
@@ -214,14 +213,14 @@ async def test_sql_console_runs_pages_refuses_recalls_and_exports(store_copy, tm
         editor.text = "DELETE FROM samples"
         await pilot.press("ctrl+r")
         await until(pilot, lambda: "refused" in text_of(app, "#status"))
-        editor.text = "SELECT kind, root_id FROM incidents ORDER BY kind = 'link_flap' DESC, rank"
+        editor.text = "SELECT kind, root_id FROM incidents ORDER BY rank"
         await pilot.press("ctrl+r")
         await until(pilot, lambda: grid.row_count == 3 and grid.exhausted)
         assert str(grid.get_row_at(0)[1]) == FLAP
         await pilot.press("ctrl+up")
         assert editor.text == "DELETE FROM samples"
         await pilot.press("ctrl+down")
-        assert editor.text == "SELECT kind, root_id FROM incidents ORDER BY kind = 'link_flap' DESC, rank"
+        assert editor.text == "SELECT kind, root_id FROM incidents ORDER BY rank"
         await pilot.press("ctrl+o")
         box = app.screen.query_one(Input)
         box.value = str(tmp_path / "incidents.csv")
