@@ -110,10 +110,14 @@ def _runs(series: list[dict], floors: dict[int | None, NoiseFloor]):
     that straddles a window boundary moves counts between the two windows at one end only (the
     counter is interpolated linearly inside the interval), a deficit in one window and a surplus
     in the next that cancel; lost packets never come back. A window that is not computable
-    ends a run."""
+    ends a run, and so does a window next to the edge of what both ends counted (the first
+    and last windows, or one beside a window that is not computable: partial, reset): there
+    ends whose clocks are skewed count different spans of a traffic that starts or stops."""
     run: list[tuple[int, float]] = []
+    good = [r["status"] in ("ok", "idle") for r in series]
     for k, r in enumerate([*series, None]):
-        z = _z(r, floors) if r is not None else None
+        inside = 0 < k < len(series) - 1 and good[k - 1] and good[k + 1]
+        z = _z(r, floors) if r is not None and inside else None
         if z is not None and z > Z_RUN:
             run.append((k, z))
             continue

@@ -60,7 +60,8 @@ def test_a_planted_two_percent_loss_is_a_residual_on_its_link(tmp_path):
     assert [d["root_cause"]["id"] for d in degraded] == [link]
     assert out["incidents"][0]["root_cause"]["id"] == link
     head = degraded[0]["evidence"][0]
-    assert head["windows"] >= 2 and head["worst_deficit_pct"] > 1.5
+    # the window beside the partial first one is not trusted (link_faults._runs): one or more
+    assert head["windows"] >= 1 and head["worst_deficit_pct"] > 1.5
     assert head["noise_floor"]["rows"] > 100  # the floor is the bundle's own
     assert "no error counter" in degraded[0]["summary"]
     # a store replayed before the residuals existed, read only (the report's path): the
