@@ -342,3 +342,28 @@ def test_cabling_that_is_no_fabric_is_one_topology_finding(tmp_path):
         "checked  4 cabling rows, not a fabric; 0 ports report a speed, 0 an MTU",
         "error   topology     the cabling is not a fabric: core-1 is cabled to leaf-2: only leaf, "
         "spine/agg and core tiers are supported"]
+
+
+def test_check_of_a_bundle_it_cannot_read_leaves_no_store_behind(tmp_path, monkeypatch):
+    """A store `check BUNDLE` made for a bundle whose ingest failed goes again (investigate's
+    rule), and one that was there before stays."""
+    import json
+    import shutil
+
+    from click.testing import CliRunner
+
+    from fabtwin.cli import main
+
+    bundle = tmp_path / "bad"
+    shutil.copytree(REPO / "sample_traces" / "two_faults", bundle)
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    manifest["context"] = {"nic/*": {"bogus": 1}}  # refused: not a context key
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
+    monkeypatch.chdir(tmp_path)
+    out = CliRunner().invoke(main, ["check", "-q", str(bundle)])
+    assert out.exit_code == 2 and "not a context key" in out.output
+    assert not list(tmp_path.glob("bad.fabtwin.duckdb*"))
+    kept = tmp_path / "kept.duckdb"
+    kept.write_bytes(b"")  # not a store: the check fails, and the user's file stays
+    out = CliRunner().invoke(main, ["check", "-q", str(bundle), "--db", str(kept)])
+    assert out.exit_code == 2 and kept.exists()

@@ -18,6 +18,7 @@ from fabtwin.commands.common import (
     fail,
     progress,
     quiet_option,
+    remove_new_store,
     resource_errors,
     store_failure,
 )
@@ -52,7 +53,9 @@ def check(bundle: Path | None, db: str | None, as_json: bool, quiet: bool) -> No
         if not bundle.exists():
             fail(f"{bundle}: no such bundle")
         db = db or db_override() or str(default_store(bundle))
+        new_store = not Path(db).exists()
     else:
+        new_store = False
         db = db or DEFAULT_DB
         if not Path(db).exists():
             fail(f"{db}: no such store (fabtwin check BUNDLE, or fabtwin ingest BUNDLE --db {db} "
@@ -68,6 +71,7 @@ def check(bundle: Path | None, db: str | None, as_json: bool, quiet: bool) -> No
                 checked = run_checks(con)
                 store_findings(con, checked.findings, datetime.now(UTC).replace(tzinfo=None))
     except (BundleError, StoreError, OtherBundles) as exc:
+        remove_new_store(db, new_store)  # a store made for a bundle that could not be read goes
         fail(str(exc))
     except resource_errors() as exc:
         store_failure(db, exc)
