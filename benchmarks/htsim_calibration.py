@@ -106,6 +106,7 @@ if str(REPO) not in sys.path:  # run by hand as a script: the twin is importable
 from twin.engine import Flows, simulate  # noqa: E402
 from twin.queueing import ROCE, UEC  # noqa: E402
 from twin.routing import FabricState  # noqa: E402
+from twin.scenario import fct_stats as scenario_fct_stats  # noqa: E402
 from twin.topology import FabricSpec, build  # noqa: E402
 from twin.workload import read_connection_matrix  # noqa: E402
 
@@ -176,8 +177,10 @@ SCENARIOS = {s.name: s for s in (
 
 
 def fct_stats(fct: np.ndarray) -> tuple[float, float, float]:
-    """(median, p99, max) as the reference README computes them."""
-    return float(np.median(fct)), float(np.percentile(fct, 99, method="lower")), float(fct.max())
+    """(median, p99, max) as the reference README computes them (`twin.scenario.fct_stats`,
+    the rule `simulate --json` reports with)."""
+    stats = scenario_fct_stats(np.asarray(fct, dtype=float))
+    return stats["median"], stats["p99"], stats["max"]
 
 
 def htsim_fct_us(path: Path) -> tuple[np.ndarray, int]:
