@@ -278,7 +278,7 @@ class StoreData:
         if not hosts:
             return []
         return self._rows(f"""
-            SELECT DISTINCT j.job_id, j.tenant, j.start, j."end", j.state FROM jobs j
+            SELECT DISTINCT j.job_id, j.tenant, j.start, j."end", j.state FROM job_spans j
             JOIN job_hosts h USING (job_id) WHERE h.host IN ({", ".join("?" * len(hosts))})
             ORDER BY j.start""", list(hosts))
 
@@ -309,9 +309,9 @@ class StoreData:
             SELECT * FROM (
                 SELECT ts, device, ifname, kind, message FROM events
                 UNION ALL SELECT start, job_id, '', 'job_start',
-                    coalesce(tenant, '') || ' ' || coalesce(nodelist, '') FROM jobs
+                    coalesce(tenant, '') || ' ' || coalesce(nodelist, '') FROM job_spans
                     WHERE start IS NOT NULL
-                UNION ALL SELECT "end", job_id, '', 'job_end', coalesce(state, '') FROM jobs
+                UNION ALL SELECT "end", job_id, '', 'job_end', coalesce(state, '') FROM job_spans
                     WHERE "end" IS NOT NULL)
             WHERE (? = '' OR device ILIKE '%' || ? || '%') AND (? = '' OR kind = ?)
             ORDER BY ts LIMIT {int(limit)}""", [device, device, kind, kind])
