@@ -47,6 +47,7 @@ class Room:
 ROOMS: tuple[Room, ...] = (
     Room("incidents", "Incidents", "incidents.IncidentsScreen", "1,f2", "Incidents", tab=True),
     Room("incident", "Incident detail", "incident.IncidentScreen"),
+    Room("drill", "Incident drill-down", "drill.DrillScreen"),
     Room("fabric", "Fabric", "fabric.FabricScreen", "2,f3", "Fabric", tab=True),
     Room("events", "Events", "events.EventsScreen", "3,f4", "Events", tab=True),
     Room("entity", "Drill-down (port, link, device, host)", "entity.EntityScreen"),
@@ -83,6 +84,12 @@ ACTIONS: tuple[Action, ...] = (
     Action("f", "fabric_at_start", "Fabric at start", "incident"),
     Action("enter", "open_affected", "Open affected", "incident", palette=False),
     Action("escape", "back", "Back", "incident"),
+    Action("d", "drill_down", "Drill down", "incident"),
+    Action("plus,equals_sign", "zoom(0.5)", "Zoom in", "drill"),
+    Action("minus", "zoom(2)", "Zoom out", "drill"),
+    Action("c", "next_counter", "Counter", "drill"),
+    Action("enter", "open_row", "Open port", "drill", palette=False),
+    Action("escape", "back", "Back", "drill"),
     Action("right_square_bracket,l", "step(1)", "Next window", "fabric"),
     Action("left_square_bracket,h", "step(-1)", "Prev window", "fabric"),
     Action("right_curly_bracket", "step(10)", "+10 windows", "fabric", show=False),
@@ -127,7 +134,7 @@ def key_label(keys: str) -> str:
     """`question_mark,f1` -> `? / F1` for the help screen."""
     names = {"question_mark": "?", "slash": "/", "right_square_bracket": "]",
              "left_square_bracket": "[", "right_curly_bracket": "}", "left_curly_bracket": "{",
-             "escape": "Esc", "enter": "Enter"}
+             "escape": "Esc", "enter": "Enter", "plus": "+", "minus": "-", "equals_sign": "="}
     return " / ".join(names.get(k, k.replace("ctrl+", "Ctrl+").upper() if k.startswith("f")
                                 and k[1:].isdigit() else k.replace("ctrl+", "Ctrl+"))
                       for k in keys.split(","))

@@ -8,11 +8,12 @@ whole-store views (`port_rates`) would take seconds.
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import duckdb
@@ -41,6 +42,13 @@ def rate_of(counter: str) -> str:
 
 # per fault kind: the rate of its signal counter (twin.faults.KINDS)
 KIND_COUNTER = {k.name: rate_of(k.signal) for k in KINDS.values()}
+
+
+def counters_for(kind: str) -> list[str]:
+    """RATE_COUNTERS, the fault kind's own counter (KIND_COUNTER) first: what `c` steps through
+    on an incident's screens."""
+    first = KIND_COUNTER.get(kind, "tx_bytes_per_s")
+    return [first] + [c for c in RATE_COUNTERS if c != first]
 NICE_WINDOWS_S = (30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 86400)
 
 
@@ -474,6 +482,58 @@ class StoreData:
             WHERE greatest(tx_bytes_per_s, rx_bytes_per_s) IS NOT NULL""", params).fetchall())
         return {p: r for p, r in rows}
 
+    # -- on-call: drill-down peers, explanations, WJH drops, the schema ---------------------
+    def uplink_peers(self, ports: list[str]) -> list[str]:
+        """The other uplinks of the switches (or hosts) whose uplinks `ports` are, and for a
+        port that is not an uplink the other ports of its device facing the same tier: the
+        ports an equal-cost fault is compared with (replay's `expected_ports.uplink`)."""
+        if not ports:
+            return []
+        marks = ", ".join("?" * len(ports))
+        rows = self._rows(f"""
+            WITH mine AS (SELECT DISTINCT device, tier, uplink FROM expected_ports
+                          WHERE port_id IN ({marks}))
+            SELECT DISTINCT e.port_id FROM expected_ports e JOIN mine USING (device, tier, uplink)
+            WHERE e.port_id NOT IN ({marks})""", list(ports) * 2)
+        return sorted((r[0] for r in rows), key=natural_key)
+
+    def explanation(self, rank: int) -> dict | None:
+        """The stored `explanation` object of incident `rank` (issue 17's
+        incident_explanations), None when the store has none (an older diagnosis)."""
+        rows = self._rows("SELECT explanation FROM incident_explanations WHERE rank = ?", [rank])
+        if not rows or not rows[0][0]:
+            return None
+        try:
+            value = json.loads(rows[0][0])
+        except ValueError:
+            return None
+        return value if isinstance(value, dict) and value else None
+
+    def drops_of(self, ports: list[str], limit: int = 200) -> list[tuple]:
+        """What Just Happened drops on `ports` (the gNMI collector stores each aggregate as
+        an event of kind `drop`, its record as JSON): (ts, port, reason, severity, count,
+        first, last), newest first."""
+        where, params = _port_filter(ports)
+        rows = self._rows(f"SELECT ts, device || ':' || ifname, message FROM events "
+                          f"WHERE kind = 'drop' AND ({where}) ORDER BY ts DESC "
+                          f"LIMIT {int(limit)}", params)
+        return [(ts, port, *wjh_fields(message)) for ts, port, message in rows]
+
+    def schema(self) -> list[tuple[str, str, list[tuple[str, str]]]]:
+        """(kind 'table' or 'view', name, [(column, type)]) of the store's own objects."""
+        rows = self._rows("""
+            SELECT CASE WHEN t.table_name IS NULL THEN 'view' ELSE 'table' END, c.table_name,
+                list((c.column_name, c.data_type) ORDER BY c.column_index)
+            FROM duckdb_columns() c
+            LEFT JOIN duckdb_tables() t ON t.table_name = c.table_name
+                AND t.schema_name = c.schema_name AND t.database_name = c.database_name
+            WHERE c.database_name = current_database() AND c.schema_name = 'main'
+                AND NOT c.internal
+            GROUP BY ALL ORDER BY 1, 2""")
+        return [(kind, name, [(col[0], col[1]) if isinstance(col, tuple)
+                              else (col["column_name"], col["data_type"]) for col in cols])
+                for kind, name, cols in rows]
+
     def _once(self, key: str, compute):
         """compute() once per store (it is opened read-only: nothing goes stale); a second
         thread asking meanwhile waits for the first one's answer."""
@@ -483,6 +543,28 @@ class StoreData:
             if key not in self._cache:
                 self._cache[key] = compute()
             return self._cache[key]
+
+
+def wjh_fields(message: str | None) -> tuple[str, str, float | None, datetime | None,
+                                            datetime | None]:
+    """(reason, severity, aggregate count, first, last) of a WJH drop event's JSON record
+    (Cumulus/NetQ keys: Reason, Severity, AggCount, FirstTimestamp, EndTimestamp in epoch s)."""
+    try:
+        rec = json.loads(message or "")
+    except ValueError:
+        return (message or "", "", None, None, None)
+    if not isinstance(rec, dict):
+        return (str(rec), "", None, None, None)
+
+    def when(key: str) -> datetime | None:
+        v = rec.get(key)
+        return datetime.fromtimestamp(v, UTC).replace(tzinfo=None) \
+            if isinstance(v, int | float) and v > 0 else None
+
+    count = rec.get("AggCount")
+    return (str(rec.get("Reason") or rec.get("ReasonId") or ""), str(rec.get("Severity") or ""),
+            float(count) if isinstance(count, int | float) else None,
+            when("FirstTimestamp"), when("EndTimestamp"))
 
 
 def natural_key(text: str) -> list:

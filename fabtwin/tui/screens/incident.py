@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Static
 
 from fabtwin.tui.actions import bindings
 from fabtwin.tui.bars import KeyBar, TitleBar
-from fabtwin.tui.data import KIND_COUNTER, RATE_COUNTERS, Incident, Series
+from fabtwin.tui.data import Incident, Series, counters_for
 from fabtwin.tui.plot import render_plot
 from fabtwin.tui.tables import cursor_key
 
@@ -44,8 +44,7 @@ class IncidentScreen(Screen):
     def __init__(self, incident: Incident) -> None:
         super().__init__()
         self.incident = incident
-        first = KIND_COUNTER.get(incident.kind, "tx_bytes_per_s")
-        self.counters = [first] + [c for c in RATE_COUNTERS if c != first]
+        self.counters = counters_for(incident.kind)
         self.counter = 0
         self.series: Series | None = None
 
@@ -139,6 +138,11 @@ class IncidentScreen(Screen):
     def action_root_cause(self) -> None:
         inc = self.incident
         self.app.open_entity(inc.root_type, inc.root_id, inc.start)
+
+    def action_drill_down(self) -> None:
+        from fabtwin.tui.screens.drill import DrillScreen  # imported when first opened
+
+        self.app.push_screen(DrillScreen(self.incident))
 
     def action_fabric_at_start(self) -> None:
         inc = self.incident
