@@ -4,9 +4,13 @@ console's schema browser and statement under the cursor. Pilot on two_faults."""
 
 from __future__ import annotations
 
+import json
+import re
+
 from test_tui_app import column, text_of, until  # the Pilot's helpers, shared
 from textual.widgets import DataTable
 
+from fabtwin.explanation import NONE_STORED, as_text, cell_rows
 from fabtwin.tui.app import FabtwinApp
 from fabtwin.tui.data import KIND_COUNTER
 from fabtwin.tui.screens.drill import MIN_SPAN
@@ -88,3 +92,108 @@ async def test_drill_down_of_a_port_adds_its_cable_end_and_that_switchs_peers(st
                                    for p in drill.peers)
         storm = next(ln for ln in drill.lines if ln.label == root).series
         assert max(v for v in storm.observed if v is not None) > 0
+
+
+# the link_flap's explanation as replay/explain.py (branch i-explain) writes it for two_faults,
+# its fitted templates and victims' details left out
+FLAP_EXPLANATION = {
+    "basis": "twin", "role": "root", "share": 0.146, "explained": 2863.9, "penalty": 4.6,
+    "residual": 19590.3,
+    "windows": {"start": "2026-11-30T03:02:00.099Z", "end": "2026-11-30T03:04:15.190Z"},
+    "root": [{"port": "spine-p0-01:swp2", "counter": "tx_bytes",
+              "window_start": "2026-11-30T03:03:00.000Z", "observed": 8744000000.0,
+              "healthy": 12490000000.0, "with_fault": 9368000000.0, "noise": 50000000.0}],
+    "fitted": {"down share": 1.0, "reroute": 1.0},
+    "runner_up": {"kind": "load_imbalance", "root_cause": {"type": "device", "id": "leaf-p0-02"},
+                  "share": 0.037, "explained": 721.6,
+                  "why": "explains 4% of the residual, against 15%"},
+    "other_roots": [], "victims": []}
+
+
+def store_explanation(db, rank: int, explanation: dict) -> None:
+    """What `investigate` stores on a branch with explanations (incident_explanations)."""
+    import duckdb
+
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE IF NOT EXISTS incident_explanations "
+                "(rank INTEGER NOT NULL, explanation VARCHAR)")
+    con.execute("INSERT INTO incident_explanations VALUES (?, ?)",
+                [rank, json.dumps(explanation)])
+    con.close()
+
+
+def flap_rank(db) -> int:
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute("SELECT rank FROM incidents WHERE kind = 'link_flap'").fetchone()[0]
+    finally:
+        con.close()
+
+
+def test_explanation_text_reads_explains_and_the_designs_names_alike():
+    text = as_text(FLAP_EXPLANATION)
+    assert text.splitlines()[0].startswith("explains 15% of the residual (2863.9 of 19590.3")
+    assert "runner-up: load_imbalance device leaf-p0-02 explains 4%" in text
+    assert "lost because it explains 4% of the residual, against 15%" in text
+    # the cell: observed, the twin without the fault, with it
+    assert re.search(r"spine-p0-01:swp2\s+tx_bytes\s+03:03:00\s+8\.74G\s+12\.5G\s+9\.37G", text)
+    designed = {"explained_share": 0.146, "runner_up": {
+        "kind": "load_imbalance", "root_cause": {"type": "device", "id": "leaf-p0-02"},
+        "explained_share": 0.037, "why": "x"}, "root": [
+        {"port": "spine-p0-01:swp2", "counter": "tx_bytes", "window_start":
+         "2026-11-30T03:03:00", "observed": 8.744e9, "without_fault": 1.249e10,
+         "with_fault": 9.368e9}]}
+    assert cell_rows(designed) == cell_rows(FLAP_EXPLANATION)
+    assert "explains 15% of the residual" in as_text(designed)
+    assert "explains 4%" in as_text(designed)
+    assert as_text(None) == as_text({}) == NONE_STORED
+
+
+async def test_incident_screen_shows_the_explanation_or_says_none_is_stored(store_copy):
+    app = FabtwinApp(str(store_copy))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_incident(app, pilot, "link_flap")
+        assert NONE_STORED in text_of(app, "#evidence")
+    store_explanation(store_copy, flap_rank(store_copy), FLAP_EXPLANATION)
+    app = FabtwinApp(str(store_copy))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_incident(app, pilot, "link_flap")
+        shown = text_of(app, "#evidence")
+        assert "explains 15% of the residual" in shown and NONE_STORED not in shown
+        assert "runner-up: load_imbalance device leaf-p0-02" in shown and "12.5G" in shown
+
+
+async def test_export_writes_markdown_and_json_and_never_overwrites(store_copy, tmp_path,
+                                                                    monkeypatch):
+    store_explanation(store_copy, flap_rank(store_copy), FLAP_EXPLANATION)
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    rank = flap_rank(store_copy)
+    mine = work / f"incident-{rank}.md"
+    mine.write_text("the user's own notes\n")
+    app = FabtwinApp(str(store_copy))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_incident(app, pilot, "link_flap")
+        await pilot.press("x")
+        await pilot.press("x")
+    assert mine.read_text() == "the user's own notes\n"  # never overwritten
+    assert not (work / f"incident-{rank}.json").exists()  # the pair moves to a free stem
+    for stem in (f"incident-{rank}-1", f"incident-{rank}-2"):
+        md, js = (work / f"{stem}.md").read_text(), json.loads((work / f"{stem}.json").read_text())
+        assert js["rank"] == rank and js["kind"] == "link_flap"
+        assert js["root_cause"] == {"type": "link", "id": FLAP}
+        assert list(js) == ["rank", "kind", "root_cause", "start", "end", "score", "summary",
+                            "evidence", "explanation", "impact"]
+        assert js["explanation"] == FLAP_EXPLANATION
+        assert js["evidence"] and js["evidence"][0]["down_at"].startswith("2026-11-30T03:02:00")
+        assert md.startswith(f"# Incident #{rank}: link_flap on link `{FLAP}`")
+        assert "- explains 15% of the residual" in md
+        # evidence as a table: a header row naming the evidence's keys
+        header = next(line for line in md.splitlines() if line.startswith("| ") and
+                      "down_at" in line)
+        assert header.count("|") >= 3
+    assert sorted(p.name for p in work.iterdir()) == sorted(
+        [mine.name] + [f"incident-{rank}-{n}.{e}" for n in (1, 2) for e in ("md", "json")])

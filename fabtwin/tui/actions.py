@@ -85,6 +85,7 @@ ACTIONS: tuple[Action, ...] = (
     Action("enter", "open_affected", "Open affected", "incident", palette=False),
     Action("escape", "back", "Back", "incident"),
     Action("d", "drill_down", "Drill down", "incident"),
+    Action("x", "export_ticket", "Export .md/.json", "incident"),
     Action("plus,equals_sign", "zoom(0.5)", "Zoom in", "drill"),
     Action("minus", "zoom(2)", "Zoom out", "drill"),
     Action("c", "next_counter", "Counter", "drill"),

@@ -8,6 +8,7 @@ from datetime import datetime
 
 from rich.text import Span, Text
 
+from fabtwin.numbers import si
 from fabtwin.tui.data import Series
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
@@ -18,10 +19,7 @@ def human(value: float | None, unit: str = "") -> str:
     """1234567 -> 1.23M (bytes/s get a B)."""
     if value is None:
         return "-"
-    for scale, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= scale:
-            return f"{value / scale:.3g}{suffix}{unit}"
-    return f"{value:.3g}{unit}"
+    return si(value) + unit
 
 
 def merge_spans(text: Text) -> Text:

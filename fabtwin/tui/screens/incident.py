@@ -4,6 +4,7 @@ affected jobs and links; `r` jumps to the root cause, Enter opens an affected en
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
@@ -11,6 +12,8 @@ from textual.markup import escape
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
+from fabtwin.explanation import as_text
+from fabtwin.ticket import write_ticket
 from fabtwin.tui.actions import bindings
 from fabtwin.tui.bars import KeyBar, TitleBar
 from fabtwin.tui.data import Incident, Series, counters_for
@@ -70,7 +73,10 @@ class IncidentScreen(Screen):
         lines = [escape(evidence_line(e)) for e in evidence[:20]]
         if len(evidence) > 20:
             lines.append(f"... and {len(evidence) - 20} more (SQL: incident_evidence)")
+        self.evidence, self.explanation = evidence, self.app.data.explanation(inc.rank)
+        why = escape(as_text(self.explanation))
         self.query_one("#evidence", Static).update(
+            f"[b]why it was ranked[/b]\n{why}\n"
             "[b]evidence[/b]\n" + ("\n".join(lines) if lines else "none recorded"))
         self._fill_affected()
         self.query_one("#affected", DataTable).focus()
@@ -138,6 +144,15 @@ class IncidentScreen(Screen):
     def action_root_cause(self) -> None:
         inc = self.incident
         self.app.open_entity(inc.root_type, inc.root_id, inc.start)
+
+    def action_export_ticket(self) -> None:
+        """incident-<rank>.md and .json in the working directory, for the ticket."""
+        try:
+            md, js = write_ticket(self.incident, self.evidence, self.explanation, Path.cwd())
+        except OSError as exc:
+            self.notify(f"export failed: {exc}", severity="error")
+            return
+        self.notify(f"wrote {md.name} and {js.name} in {md.parent}")
 
     def action_drill_down(self) -> None:
         from fabtwin.tui.screens.drill import DrillScreen  # imported when first opened
