@@ -197,3 +197,37 @@ async def test_export_writes_markdown_and_json_and_never_overwrites(store_copy, 
         assert header.count("|") >= 3
     assert sorted(p.name for p in work.iterdir()) == sorted(
         [mine.name] + [f"incident-{rank}-{n}.{e}" for n in (1, 2) for e in ("md", "json")])
+
+
+async def test_j_and_k_move_in_every_table_and_y_copies_the_id_or_the_row(store_copy):
+    app = FabtwinApp(str(store_copy))
+    async with app.run_test(size=(120, 40)) as pilot:
+        table = app.screen.query_one("#incidents", DataTable)
+        await until(pilot, lambda: table.row_count == 3)
+        await pilot.press("j", "j")
+        assert table.cursor_row == 2
+        await pilot.press("k")
+        assert table.cursor_row == 1
+        await pilot.press("y")  # the root cause's id of the incident under the cursor
+        kind, root = table.get_row_at(1)[1], str(table.get_row_at(1)[2]).split()[-1]
+        assert app.clipboard == root and ":" in root
+        await pilot.press("Y")
+        assert app.clipboard.split("\t")[:2] == [str(table.get_row_at(1)[0]), kind]
+        await pilot.press("3")  # the events: k moves up there too (K is the kind filter)
+        events = app.screen.query_one("#events", DataTable)
+        await until(pilot, lambda: events.row_count > 3)
+        await pilot.press("j", "j", "j", "k")
+        assert events.cursor_row == 2 and events.row_count > 6  # no kind filter applied
+        await pilot.press("1", "slash", *"link_flap", "enter", "enter")
+        await until(pilot, lambda: type(app.screen).__name__ == "IncidentScreen")
+        affected = app.screen.query_one("#affected", DataTable)
+        await pilot.press("j")
+        assert affected.cursor_row == 1
+        await pilot.press("k", "y")  # the root cause row: its id
+        assert app.clipboard == FLAP
+        await pilot.press("4")  # in the SQL editor j and k are typed, not moves
+        await until(pilot, lambda: getattr(app.screen, "SCOPE", "") == "sql")
+        editor = app.screen.query_one("#editor")
+        before = editor.text
+        await pilot.press("j", "k")
+        assert editor.text != before and "jk" in editor.text

@@ -13,6 +13,7 @@ import duckdb
 from textual.app import App
 from textual.screen import Screen
 from textual.widget import AwaitMount
+from textual.widgets import DataTable
 from textual.worker import Worker, WorkerState
 
 from fabtwin.tui.actions import ROOMS, START, TABS, Room, bindings, room
@@ -118,6 +119,23 @@ class FabtwinApp(App):
     def on_unmount(self) -> None:
         self.data.close()
         gc.unfreeze()
+
+    def action_cursor(self, step: int) -> None:
+        """j / k: the focused table's cursor down / up, beside the arrows (an editor or an
+        input takes the letters first)."""
+        if isinstance(self.focused, DataTable):
+            (self.focused.action_cursor_down if step > 0 else self.focused.action_cursor_up)()
+
+    def action_copy(self, what: str) -> None:
+        """y: the id under the focused table's cursor; Y: its row (fabtwin.tui.clip)."""
+        from fabtwin.tui.clip import cursor_id, row_text
+
+        if not isinstance(self.focused, DataTable) or not self.focused.row_count:
+            self.notify("nothing to copy here (move to a table)", severity="warning")
+            return
+        text = cursor_id(self.focused) if what == "id" else row_text(self.focused)
+        self.copy_to_clipboard(text)
+        self.notify(f"copied {text[:60]!r}" + ("..." if len(text) > 60 else ""), timeout=2)
 
     def action_open_room(self, scope: str) -> None:
         """Open a room that is not a tab (the help) over the current screen, once."""

@@ -96,7 +96,7 @@ class EventsScreen(Screen):
             table.add_row(f"{ts:%m-%d %H:%M:%S.%f}"[:-3], dev, ifn, k, (msg or "")[:100], key=key)
         self.query_one("#filters", Static).update(Text(
             f"{len(self.rows)} event(s)   device: {self.device or 'any'}   "
-            f"kind: {kind or 'any'} (k: next of {', '.join(self.kinds) or 'none'})"))
+            f"kind: {kind or 'any'} (K: next of {', '.join(self.kinds) or 'none'})"))
         self._draw()
 
     def on_resize(self) -> None:
