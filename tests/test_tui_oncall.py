@@ -8,11 +8,13 @@ import json
 import re
 
 from test_tui_app import column, text_of, until  # the Pilot's helpers, shared
-from textual.widgets import DataTable
+from textual.widgets import DataTable, TextArea
 
 from fabtwin.explanation import NONE_STORED, as_text, cell_rows
 from fabtwin.tui.app import FabtwinApp
 from fabtwin.tui.data import KIND_COUNTER
+from fabtwin.tui.results import ResultsGrid
+from fabtwin.tui.schema import SchemaTree, statement_at
 from fabtwin.tui.screens.drill import MIN_SPAN
 
 pytest_plugins = ["tui_fixtures"]  # the stores these tests open
@@ -26,6 +28,11 @@ async def open_incident(app, pilot, kind: str) -> None:
     await pilot.press("slash", *kind, "enter", "enter")
     await until(pilot, lambda: type(app.screen).__name__ == "IncidentScreen")
     assert app.screen.incident.kind == kind
+
+
+async def open_sql(app, pilot) -> None:
+    await pilot.press("f5")
+    await until(pilot, lambda: getattr(app.screen, "SCOPE", "") == "sql")
 
 
 async def test_drill_down_starts_on_the_kinds_counter_both_ends_and_peers_in_the_window(
@@ -231,3 +238,64 @@ async def test_j_and_k_move_in_every_table_and_y_copies_the_id_or_the_row(store_
         before = editor.text
         await pilot.press("j", "k")
         assert editor.text != before and "jk" in editor.text
+
+
+async def test_sql_schema_browser_lists_tables_views_columns_and_inserts_a_name(store_copy):
+    app = FabtwinApp(str(store_copy))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_sql(app, pilot)
+        tree = app.screen.query_one("#schema", SchemaTree)
+        await until(pilot, lambda: len(tree.root.children) == 2)
+        tables, views = tree.root.children
+        assert str(tables.label).startswith("tables (") and str(views.label).startswith("views (")
+        names = {str(n.label): n for n in tables.children}
+        assert {"samples", "events", "incidents", "expected_ports"} <= set(names)
+        assert {"port_rates", "links"} <= {str(n.label) for n in views.children}
+        columns = [n.data for n in names["incidents"].children]
+        assert columns[:4] == ["rank", "kind", "root_type", "root_id"]
+        editor = app.screen.query_one("#editor", TextArea)
+        editor.text = "SELECT * FROM "
+        editor.move_cursor((0, len(editor.text)))
+        await pilot.press("ctrl+b")  # into the schema: tables, its first table
+        assert tree.has_focus
+        tree.move_cursor(names["incidents"])
+        await pilot.press("enter")
+        assert editor.text == "SELECT * FROM incidents" and editor.has_focus
+        await pilot.press("ctrl+b", "ctrl+b")  # in, then out: hidden, the editor again
+        assert not tree.display and editor.has_focus
+    app = FabtwinApp(str(store_copy))
+    async with app.run_test(size=(80, 24)) as pilot:  # narrow: hidden until Ctrl+B
+        await open_sql(app, pilot)
+        tree = app.screen.query_one("#schema", SchemaTree)
+        assert not tree.display
+        await pilot.press("ctrl+b")
+        assert tree.display and tree.has_focus
+
+
+async def test_sql_runs_only_the_statement_under_the_cursor(store_copy):
+    app = FabtwinApp(str(store_copy))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_sql(app, pilot)
+        editor = app.screen.query_one("#editor", TextArea)
+        grid = app.screen.query_one(ResultsGrid)
+        editor.text = ("SELECT 'first' AS a;\n"
+                       "SELECT kind FROM incidents WHERE kind = 'link_flap';  -- the flap\n"
+                       "SELECT ';' AS c, 3 AS n")
+        editor.move_cursor((1, 10))
+        await pilot.press("f5")
+        await until(pilot, lambda: grid.row_count == 1 and app.screen.last_sql)
+        assert [str(c.label).split()[0] for c in grid.columns.values()] == ["kind"]
+        assert str(grid.get_row_at(0)[0]) == "link_flap"
+        assert app.screen.last_sql.startswith("SELECT kind") and "first" not in \
+            app.screen.last_sql and "AS c" not in app.screen.last_sql
+        editor.move_cursor((2, 3))  # the last one, a ';' in its string
+        await pilot.press("f5")
+        await until(pilot, lambda: [str(c.label).split()[0] for c in grid.columns.values()]
+                    == ["c", "n"])
+        assert [str(v) for v in grid.get_row_at(0)] == [";", "3"]
+        editor.move_cursor((0, 0))
+        await pilot.press("ctrl+r")  # all of it: the last statement's result
+        await until(pilot, lambda: app.screen.last_sql == editor.text.strip())
+    assert statement_at("SELECT 1;\nSELECT 2;\n", 9) == "SELECT 1;"  # just after its ';'
+    assert statement_at("SELECT 1;\nSELECT 2;\n", 20) == "SELECT 2;"  # after the last
+    assert statement_at("SELEC 1; SELECT 2", 2) == "SELEC 1; SELECT 2"  # unparsable: all
