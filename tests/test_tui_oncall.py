@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 
 from test_tui_app import column, text_of, until  # the Pilot's helpers, shared
 from textual.widgets import DataTable, TextArea
@@ -299,3 +300,43 @@ async def test_sql_runs_only_the_statement_under_the_cursor(store_copy):
     assert statement_at("SELECT 1;\nSELECT 2;\n", 9) == "SELECT 1;"  # just after its ';'
     assert statement_at("SELECT 1;\nSELECT 2;\n", 20) == "SELECT 2;"  # after the last
     assert statement_at("SELEC 1; SELECT 2", 2) == "SELEC 1; SELECT 2"  # unparsable: all
+
+
+async def test_wjh_drops_show_on_their_port(real_samples, tmp_path, private_state_dir):
+    """The real gnmic stream of a Cumulus switch's What Just Happened drops on swp8."""
+    from collectors.store.ingest import ingest_bundle
+    from collectors.store.writer import Store
+
+    bundle = tmp_path / "bundle" / "gnmi"
+    bundle.mkdir(parents=True)
+    shutil.copy(real_samples / "gnmi" / "cumulus510-gnmic-json-wjh-swp8-stream.json",
+                bundle / "neo-switch01.json")  # the device is the file's name (no LLDP here)
+    db = tmp_path / "wjh.duckdb"
+    with Store.open(db) as store:
+        ingest_bundle(store, bundle.parent, workers=1)
+    app = FabtwinApp(str(db))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("3")
+        events = app.screen.query_one("#events", DataTable)
+        await until(pilot, lambda: events.row_count == 2)
+        await pilot.press("enter")
+        await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen")
+        assert app.screen.ident == "neo-switch01:swp8"
+        drops = app.screen.query_one("#drops", DataTable)
+        assert drops.display and drops.row_count == 2
+        rows = [[str(c) for c in drops.get_row_at(r)] for r in range(2)]
+        assert [r[1:5] for r in rows] == [
+            ["neo-switch01:swp8", "Source MAC is multicast", "Error", "287"],
+            ["neo-switch01:swp8", "Source MAC is multicast", "Error", "283"]]
+        assert rows[0][5:] == ["03-01 18:25:02", "03-01 18:25:32"]  # its aggregation window
+        assert "2 drop report(s), 570 packets" in str(drops.border_title)
+
+
+async def test_a_port_without_drops_hides_the_wjh_table(store_copy):
+    app = FabtwinApp(str(store_copy))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_incident(app, pilot, "link_flap")
+        await pilot.press("r")
+        await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen")
+        drops = app.screen.query_one("#drops", DataTable)
+        assert not drops.display and drops.row_count == 0

@@ -14,6 +14,7 @@ from textual.widgets import DataTable, Static
 from fabtwin.tui.actions import bindings
 from fabtwin.tui.bars import KeyBar, TitleBar
 from fabtwin.tui.data import RATE_COUNTERS, Series
+from fabtwin.tui.drops import fill_drops
 from fabtwin.tui.plot import render_plot, render_sparklines
 from fabtwin.tui.tables import cursor_key
 
@@ -45,6 +46,7 @@ class EntityScreen(Screen):
             yield Static("", id="all")
             yield DataTable(cursor_type="row", id="peers")
             yield DataTable(cursor_type="row", id="events")
+            yield DataTable(cursor_type="row", id="drops")  # WJH, on the ports that drop
         yield KeyBar(self.SCOPE)
 
     def on_mount(self) -> None:
@@ -82,6 +84,7 @@ class EntityScreen(Screen):
             events.add_row(f"{ts:%m-%d %H:%M:%S.%f}"[:-3], dev, ifn, kind, (msg or "")[:80],
                            key=f"{i}|port|{dev}:{ifn}" if ifn else f"{i}|device|{dev}")
         events.border_title = f"{len(rows)} event(s)"
+        fill_drops(self.query_one("#drops", DataTable), data.drops_of(self.ports))
         self.query_one("#peers", DataTable).focus()
         self._load()
 
