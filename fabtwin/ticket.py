@@ -31,15 +31,22 @@ def value_text(value) -> str:
 
 def evidence_table(evidence: list) -> tuple[list[str], list[list[str]]]:
     """(columns, rows) of evidence records: one column per key in order of first appearance
-    (records of different shapes leave their missing cells empty)."""
+    (records of different shapes leave their missing cells empty); byte rates in Gb/s."""
     columns: list[str] = []
     for ev in evidence:
         for key in ev if isinstance(ev, dict) else ["evidence"]:
             if key not in columns:
                 columns.append(key)
-    rows = [[value_text(ev.get(c)) if isinstance(ev, dict) else
+    rows = [[_cell(c, ev.get(c)) if isinstance(ev, dict) else
              (value_text(ev) if c == "evidence" else "") for c in columns] for ev in evidence]
     return columns, rows
+
+
+def _cell(key: str, value) -> str:
+    """A byte rate in the report's one unit for rates, Gb/s; anything else as value_text."""
+    if "bytes_per_s" in key and isinstance(value, int | float) and not isinstance(value, bool):
+        return f"{value * 8 / 1e9:.4g} Gb/s"
+    return value_text(value)
 
 
 def incident_json(inc: Incident, evidence: list, explanation: dict | None) -> dict:

@@ -12,6 +12,7 @@ from test_tui_app import column, text_of, until  # the Pilot's helpers, shared
 from textual.widgets import DataTable, TextArea
 
 from fabtwin.explanation import NONE_STORED, as_text, cell_rows
+from fabtwin.ticket import evidence_table
 from fabtwin.tui.app import FabtwinApp
 from fabtwin.tui.data import KIND_COUNTER
 from fabtwin.tui.results import ResultsGrid
@@ -340,3 +341,12 @@ async def test_a_port_without_drops_hides_the_wjh_table(store_copy):
         await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen")
         drops = app.screen.query_one("#drops", DataTable)
         assert not drops.display and drops.row_count == 0
+
+
+def test_evidence_table_has_a_column_per_key_and_byte_rates_in_gbps():
+    columns, rows = evidence_table([
+        {"port": "leaf-p0-01:swp5", "tx_bytes_per_s_peak": 5e10, "ecn_marked_per_s": 25217.0},
+        {"port": "leaf-p0-01:swp6", "links": ["a", "b"]}])
+    assert columns == ["port", "tx_bytes_per_s_peak", "ecn_marked_per_s", "links"]
+    assert rows == [["leaf-p0-01:swp5", "400 Gb/s", "25.22k", ""],
+                    ["leaf-p0-01:swp6", "", "", "a, b"]]
