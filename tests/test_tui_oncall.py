@@ -58,6 +58,7 @@ async def test_drill_down_starts_on_the_kinds_counter_both_ends_and_peers_in_the
         assert drill.view[0] < inc.start and inc.end < drill.view[1]
         plot = text_of(app, "#plot")
         assert "▀" in plot and FLAP.split("--")[0] in plot and "6 peer(s)" in plot
+        assert "130 Gb/s" in plot  # byte rates in Gb/s, the peers' 16.3 GB/s
         # the flap's down time: the leaf end sends nothing, its peers keep sending
         leaf = next(ln for ln in drill.lines if ln.label == drill.own[0]).series
         peer = next(ln for ln in drill.lines if ln.label == "leaf-p0-02:swp6").series

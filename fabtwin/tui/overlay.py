@@ -27,6 +27,15 @@ class Line:
     own: bool
 
 
+def rate_text(counter: str, value: float | None) -> str:
+    """A rate of `counter` for people: byte rates in Gb/s (the report's unit), others per s."""
+    if value is None:
+        return "-"
+    if "bytes" in counter:
+        return f"{value * 8 / 1e9:.3g} Gb/s"
+    return human(value) + "/s"
+
+
 def render_overlay(lines: list[Line], width: int, height: int, view: tuple[datetime, datetime],
                    fault: tuple[datetime | None, datetime | None] | None = None,
                    title: str = "") -> Text:
@@ -62,7 +71,8 @@ def render_overlay(lines: list[Line], width: int, height: int, view: tuple[datet
             if v is not None:
                 grid[min(height - 1, max(0, round(v / top * (height - 1))))][c] = mark
     for row in range(height - 1, -1, -1):
-        label = human(top * row / (height - 1)) if row in (height - 1, (height - 1) // 2, 0) else ""
+        label = rate_text(lines[0].series.counter, top * row / (height - 1)) \
+            if row in (height - 1, (height - 1) // 2, 0) else ""
         out.append(f"{label:>{AXIS}}│", style="dim")
         for c in range(width):
             bg = SHADE if shade[c] else ""

@@ -14,8 +14,7 @@ from textual.widgets import DataTable, Static
 from fabtwin.tui.actions import bindings
 from fabtwin.tui.bars import KeyBar, TitleBar
 from fabtwin.tui.data import Incident, Series, counters_for
-from fabtwin.tui.overlay import Line, render_overlay
-from fabtwin.tui.plot import human
+from fabtwin.tui.overlay import Line, rate_text, render_overlay
 from fabtwin.tui.tables import cursor_key
 
 MIN_SPAN = timedelta(seconds=30)  # zooming in stops here: a few samples still show
@@ -121,15 +120,16 @@ class DrillScreen(Screen):
         table = self.query_one("#lines", DataTable)
         row = table.cursor_row
         table.clear(columns=True)
-        table.add_columns("port", "role", f"peak {self.counter_name}", "in window")
+        table.add_columns("port", "role", "peak", "peak in the incident")
         f0, f1 = self.incident.start, self.incident.end or self.incident.start
         for ln in self.lines:
             vals = [v for v in ln.series.observed if v is not None]
             inside = [v for t, v in zip(ln.series.ts, ln.series.observed, strict=True)
                       if v is not None and f0 is not None and f0 <= t <= f1]
             table.add_row(ln.label, "incident" if ln.own else "peer",
-                          human(max(vals)) if vals else "-",
-                          human(max(inside)) if inside else "-", key=f"port|{ln.label}")
+                          rate_text(self.counter_name, max(vals) if vals else None),
+                          rate_text(self.counter_name, max(inside) if inside else None),
+                          key=f"port|{ln.label}")
         table.border_title = (f"{len(self.own)} incident port(s), {len(self.peers)} peer(s) "
                               "(Enter opens)")
         if table.row_count:
