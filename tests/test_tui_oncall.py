@@ -351,3 +351,22 @@ def test_evidence_table_has_a_column_per_key_and_byte_rates_in_gbps():
     assert columns == ["port", "tx_bytes_per_s_peak", "ecn_marked_per_s", "links"]
     assert rows == [["leaf-p0-01:swp5", "400 Gb/s", "25.22k", ""],
                     ["leaf-p0-01:swp6", "", "", "a, b"]]
+
+
+async def test_drill_down_of_a_device_overlays_its_uplinks(store_copy):
+    import duckdb
+
+    con = duckdb.connect(str(store_copy))
+    con.execute("INSERT INTO incidents VALUES (9, 'load_imbalance', 'device', 'leaf-p0-02', "
+                "'2026-11-30 03:01:00', '2026-11-30 03:05:00', 0.5, 'planted: uneven uplinks', "
+                "'{}')")
+    con.close()
+    app = FabtwinApp(str(store_copy))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_incident(app, pilot, "load_imbalance")
+        await pilot.press("d")
+        await until(pilot, lambda: type(app.screen).__name__ == "DrillScreen"
+                    and app.screen.lines)
+        drill = app.screen
+        assert drill.counter_name == KIND_COUNTER["load_imbalance"]
+        assert drill.own == [] and drill.peers == [f"leaf-p0-02:swp{i}" for i in (5, 6, 7, 8)]

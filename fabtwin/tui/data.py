@@ -497,6 +497,13 @@ class StoreData:
             WHERE e.port_id NOT IN ({marks})""", list(ports) * 2)
         return sorted((r[0] for r in rows), key=natural_key)
 
+    def uplinks_of(self, device: str) -> list[str]:
+        """The uplinks of `device` (the lower ends of its cables, `expected_ports.uplink`): the
+        equal-cost ports a load_imbalance compares."""
+        rows = self._rows("SELECT DISTINCT port_id FROM expected_ports WHERE device = ? "
+                          "AND uplink", [device])
+        return sorted((r[0] for r in rows), key=natural_key)
+
     def explanation(self, rank: int) -> dict | None:
         """The stored `explanation` object of incident `rank` (issue 17's
         incident_explanations), None when the store has none (an older diagnosis)."""

@@ -77,8 +77,12 @@ class DrillScreen(Screen):
         inc, data = self.incident, self.app.data
         self.title = f"Drill-down #{inc.rank}: {inc.kind} {inc.root_id}"
         self.own = self._own_ports()
-        self.peers = data.uplink_peers(self.own)[:MAX_PEERS] if self.own else \
-            data.entity_ports(inc.root_type, inc.root_id)[:MAX_PEERS]
+        if self.own:
+            self.peers = data.uplink_peers(self.own)[:MAX_PEERS]
+        else:  # a device: its equal-cost uplinks (all its ports when no replay says which)
+            self.peers = (data.uplinks_of(inc.root_id) if inc.root_type == "device" else []) \
+                or data.entity_ports(inc.root_type, inc.root_id)
+            self.peers = self.peers[:MAX_PEERS]
         if inc.start is not None:
             self.view = initial_view(inc.start, inc.end)
         else:  # no time recorded: the store's last ten minutes
