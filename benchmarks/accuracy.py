@@ -4,9 +4,10 @@
                                   [--kinds load_imbalance,healthy] [--reuse]
                                   [--writer project|writer2|both] [--count2 40] [--seed2 1]
 
-The project's writer (twin.generate): scenarios drawn with seeds used nowhere else (from --seed
+The project's writer (twin.synth): scenarios drawn with seeds used nowhere else (from --seed
 on): 1 to 4 planes, 2 and 3 tiers, 16 to 512 hosts, adaptive-routing and ECMP fabrics, every
-fault kind at severities from blatant to subtle, some with two faults at once, some healthy.
+fault kind at severities from blatant to subtle, some with two faults at once, some healthy,
+every third one of issue 17's hard cases in turn (`HARD`), all with a real fleet's noise.
 writer2 (benchmarks/writer2, no code shared with twin/): every kind, the hard cases of issue 17,
 two concurrent faults and healthy bundles, cycling (`--count2` bundles from `--seed2`).
 Prints, by writer and by fault kind (and hard case): bundles, top-1 accuracy (kind and root
@@ -39,8 +40,25 @@ except ImportError:  # run as `python benchmarks/accuracy.py`: this folder is on
 KINDS = ("link_down", "link_flap", "link_degraded", "congestion", "pfc_storm", "load_imbalance")
 
 
+# issue 17's hard cases, each a variant of one kind, as fault keys of the project's generator
+HARD = {
+    "silent_device": "link_down",  # the spine at one end exports nothing (silent_root)
+    "silent_storm": "pfc_storm",  # the storming NIC's host exports nothing (silent_root)
+    "silent_loss": "link_degraded",  # the receiver counts fewer packets, no error counter moves
+    "low_speed": "link_degraded",  # negotiated a lower speed than its peers, the whole bundle
+    "short_flap": "link_flap",  # down for less than a sample, no syslog line
+    "loud_victims": "congestion",  # the spine ports it pauses mark more ECN than the root
+    "mild_imbalance": "load_imbalance",  # fixed uplink weights with a CV of about 0.2
+}
+VENDOR_MIXES = (["cumulus"], ["sonic"], ["eos"], ["cumulus", "sonic"], ["cumulus", "sonic", "eos"])
+SAMPLE_S = 10
+
+
 def draw(rng: np.random.Generator, i: int) -> tuple[str, list[str]]:
-    """A scenario TOML and the fault kinds in it."""
+    """A scenario TOML and the fault kinds in it. Every third scenario is one of the hard cases
+    (in turn); all carry a real fleet's noise: clock skew of up to 3 s, sampling jitter,
+    missing and duplicated samples, counter clears, malformed lines, stray FCS errors, pauses
+    and ECN microbursts, mixed vendors, carrier and speed counters."""
     planes = int(rng.choice([1, 1, 2, 4]))
     tiers = int(rng.choice([2, 2, 2, 3]))
     if tiers == 3:
@@ -54,40 +72,69 @@ def draw(rng: np.random.Generator, i: int) -> tuple[str, list[str]]:
     spec = FabricSpec(hosts=hosts, planes=planes, tiers=tiers, leaf_radix=leaf_radix,
                       spine_radix=spine_radix, hosts_per_leaf=hpl)
     f = build(spec)
-    n_faults = int(rng.choice([0, 1, 1, 1, 1, 2], p=[0.12, 0.22, 0.22, 0.22, 0.11, 0.11]))
-    kinds = list(rng.choice(KINDS, size=n_faults, replace=False))
+    hard = list(HARD)[(i // 3) % len(HARD)] if i % 3 == 2 else ""
+    if hard:
+        kinds = [HARD[hard]]
+        mode = "ar" if hard == "mild_imbalance" else mode
+    else:
+        n_faults = int(rng.choice([0, 1, 1, 1, 1, 2], p=[0.12, 0.22, 0.22, 0.22, 0.11, 0.11]))
+        kinds = list(rng.choice(KINDS, size=n_faults, replace=False))
     if mode == "ecmp":  # a fabric already in ECMP has no single switch left in it
         kinds = [k for k in kinds if k != "load_imbalance"]
-    fabric_links = [f.link_id(c) for c in np.flatnonzero(f.cable_tier == 1)]
-    host_names = [f.node_name[h] for h in range(hosts)]
-    leaves = sorted(f.node_name[n] for n in f.leaf_up_cables)
     lines = [f"[fabric]\nhosts = {hosts}\nplanes = {planes}\ntiers = {tiers}\nleaf_radix = {leaf_radix}",
              f"spine_radix = {spine_radix}"]
     if hpl:
         lines.append(f"hosts_per_leaf = {hpl}")
-    job = "alltoall" if "load_imbalance" in kinds else "allreduce_ring"
+    job = "alltoall" if "load_imbalance" in kinds or hard == "silent_loss" else "allreduce_ring"
+    mix = VENDOR_MIXES[int(rng.integers(len(VENDOR_MIXES)))]
     lines += [f'\n[balancing]\nmode = "{mode}"', f'\n[[jobs]]\nname = "train"\ncollective = "{job}"',
               'hosts = "all"\nsize = "1GiB"',
-              '\n[telemetry]\nstart = "2026-11-30T03:00:00Z"\nduration_s = 300\nsample_s = 10']
+              f'\n[telemetry]\nstart = "2026-11-30T03:00:00Z"\nduration_s = 300\nsample_s = {SAMPLE_S}',
+              f"skew_ms = {int(rng.choice([300, 1000, 2000, 3000]))}\nvendors = {mix}",
+              'counters = "full"\nnoise = true\njitter = "read"']
     for k in kinds:
-        at = int(rng.integers(60, 180))
-        dur = int(rng.integers(20, 90))
-        if k == "load_imbalance":
-            at, dur = 0, 300  # a misconfiguration lasts
-        lines.append(f'\n[[faults]]\nkind = "{k}"\nat_s = {at}\nduration_s = {dur}')
-        if k in ("link_down", "link_flap", "link_degraded"):
-            lines.append(f'link = "{fabric_links[int(rng.integers(len(fabric_links)))]}"')
-            if k == "link_flap":
-                lines.append(f"repeat = {int(rng.integers(1, 4))}\nperiod_s = {dur + 20}")
-            if k == "link_degraded":
-                lines.append(f"loss = {float(rng.choice([1e-4, 1e-3, 1e-2]))}")
-        elif k in ("congestion", "pfc_storm"):
-            lines.append(f'host = "{host_names[int(rng.integers(len(host_names)))]}"')
-            if k == "congestion":
-                lines.append(f"senders = {int(rng.integers(3, min(16, hosts - 1)))}")
-        else:
-            lines.append(f'device = "{leaves[int(rng.integers(len(leaves)))]}"')
+        lines += _fault(rng, f, k, hard)
     return "\n".join(lines) + "\n", kinds
+
+
+def _fault(rng: np.random.Generator, f, k: str, hard: str) -> list[str]:
+    """The `[[faults]]` lines of one fault of kind `k` (the hard case `hard`, if any)."""
+    at = int(rng.integers(60, 180))
+    dur = int(rng.integers(20, 90))
+    if k == "load_imbalance":
+        at, dur = 0, 300  # a misconfiguration lasts
+    if hard == "low_speed":  # negotiated so before the bundle, and still so after it
+        at, dur = 0, 3600
+    if hard == "short_flap":  # between two samples, whatever the clock skew (3 s at most)
+        at = SAMPLE_S * int(rng.integers(6, 18)) + 4
+    out = [f'\n[[faults]]\nkind = "{k}"\nat_s = {at}']
+    out.append(f"duration_s = {float(rng.uniform(0.3, 2.0)):.2f}" if hard == "short_flap"
+               else f"duration_s = {dur}")
+    fabric_links = [f.link_id(c) for c in np.flatnonzero(f.cable_tier == 1)]
+    host_names = [f.node_name[h] for h in range(f.spec.hosts)]
+    leaves = sorted(f.node_name[n] for n in f.leaf_up_cables)
+    if k in ("link_down", "link_flap", "link_degraded"):
+        out.append(f'link = "{fabric_links[int(rng.integers(len(fabric_links)))]}"')
+        if k == "link_flap":
+            period = SAMPLE_S * int(rng.integers(3, 6)) if hard else dur + 20
+            out.append(f"repeat = {int(rng.integers(1, 4))}\nperiod_s = {period}")
+        if hard == "silent_loss":
+            out.append(f"loss = {float(rng.uniform(0.01, 0.05)):.3f}\ncounted = false")
+        elif hard == "low_speed":
+            out.append(f"speed_gbps = {int(rng.choice([100, 200]))}")
+        elif k == "link_degraded":
+            out.append(f"loss = {float(rng.choice([1e-4, 1e-3, 1e-2]))}")
+    elif k in ("congestion", "pfc_storm"):
+        out.append(f'host = "{host_names[int(rng.integers(len(host_names)))]}"')
+        if k == "congestion":
+            out.append(f"senders = {int(rng.integers(3, min(16, f.spec.hosts - 1)))}")
+    else:
+        out.append(f'device = "{leaves[int(rng.integers(len(leaves)))]}"')
+    extra = {"silent_device": "silent_root = true", "silent_storm": "silent_root = true",
+             "short_flap": "logged = false", "loud_victims":
+             f"victim_marks = {float(rng.uniform(1.5, 3.0)):.2f}",
+             "mild_imbalance": f"weights_cv = {float(rng.uniform(0.15, 0.25)):.2f}"}
+    return out + ([extra[hard]] if hard in extra else [])
 
 
 def overlaps(inc: dict, fault: dict) -> bool:
@@ -182,7 +229,14 @@ def project_suite(args, only: set[str]):
         if not (args.reuse and (bundle / "labels.json").exists()):
             generate(scen, bundle, seed=args.seed + i)
         truth = json.loads((bundle / "labels.json").read_text())["faults"]
-        yield i, toml.splitlines()[1], bundle, truth, sorted({f["kind"] for f in truth}) or ["healthy"]
+        yield i, toml.splitlines()[1], bundle, truth, _tags(truth)
+
+
+def _tags(truth: list[dict]) -> list[str]:
+    """A bundle's rows: its kinds (or healthy), `kind (hard case)` and `two faults`."""
+    kinds = sorted({f["kind"] for f in truth}) or ["healthy"]
+    tags = [f"{f['kind']} ({f['hard_case']})" for f in truth if f.get("hard_case")]
+    return kinds + tags + (["two faults"] if len(truth) > 1 else [])
 
 
 def writer2_suite(args, only: set[str]):
@@ -200,12 +254,9 @@ def writer2_suite(args, only: set[str]):
                 shutil.rmtree(bundle)
             writer2.write_bundle(bundle, args.seed2 + i, case)
         truth = json.loads(labels_path.read_text())["faults"]
-        kinds = sorted({f["kind"] for f in truth}) or ["healthy"]
-        if only and not (only & set(kinds)):
+        if only and not (only & ({f["kind"] for f in truth} or {"healthy"})):
             continue
-        tags = [f"{f['kind']} ({f['hard_case']})" for f in truth if f.get("hard_case")]
-        tags += ["two faults"] if len(truth) > 1 else []
-        yield i, case, bundle, truth, kinds + tags
+        yield i, case, bundle, truth, _tags(truth)
 
 
 def main() -> None:

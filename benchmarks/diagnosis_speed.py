@@ -70,6 +70,16 @@ def make_bundles(scenarios: Path, minutes: float, out: Path) -> list[Path]:
     return bundles
 
 
+def compile_bytecode() -> None:
+    """Compile the project's modules to bytecode first, as installing a package does: with
+    PYTHONDONTWRITEBYTECODE set (as on the team's machines) a source checkout compiles its 71
+    modules again in every process, about 0.2 s of CPU that no installed fabtwin spends."""
+    import compileall
+
+    for package in ("collectors", "twin", "replay", "fabtwin"):
+        compileall.compile_dir(REPO / package, quiet=1)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("bundles", nargs="*", type=Path)
@@ -79,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=1, help="runs per bundle; the fastest counts")
     args = ap.parse_args(argv)
     bundles = args.bundles or make_bundles(args.scenarios, args.minutes, args.out)
+    compile_bytecode()
     stores = args.out / "stores"
     stores.mkdir(parents=True, exist_ok=True)
     print(f"{'bundle':28} {'rules s':>8} {'cpu':>6} | {'investigate s':>13} {'cpu':>6} | "

@@ -34,6 +34,21 @@ def parsers() -> list[Parser]:
     return list(_PARSERS)
 
 
+def describe_unrecognized(head: str) -> str:
+    """Why no parser reads a file whose text starts with `head`: what it is when it is a known
+    format fabtwin does not support (or nothing at all), else that it was not recognized."""
+    from collectors.formats.slurm.tables import describe
+
+    if syslog.uptime_line(head):
+        return ("`uptime -s` output: the boot time of the plain dmesg files beside it (no rows "
+                "of its own)")
+    if not head.strip():
+        return "empty file (nothing but blank space): nothing to load"
+    if (head.lstrip().startswith("# ") and "\n|" in head) or head.startswith("---\n"):
+        return "Markdown text (documentation, not telemetry): not supported"
+    return describe(head) or "format not recognized by any parser"
+
+
 def recognize(head: str, rel: str) -> Parser | None:
     """The parser for a file whose decompressed text starts with `head`, or None."""
     for parser in _PARSERS:

@@ -5,7 +5,7 @@ internal error (or an ingest's parsing worker killed); 2 bad invocation or unrea
 (missing bundle, bad manifest, refused or failing SQL, an output that cannot be written, a full
 disk, a malformed environment variable); 3 some files failed to load (an I/O error reading
 them) while the rest loaded; 4 with `--strict`, some records were rejected (a damaged gzip among
-them); 5 `investigate`/`replay` found incidents; 6 `investigate`/`replay` found no telemetry to
+them); 5 `investigate`/`replay` found incidents, `check` findings; 6 `investigate`/`replay` found no telemetry to
 diagnose; 130 interrupted (Ctrl-C).
 """
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import click
 
+from fabtwin.commands.check import check
 from fabtwin.commands.diagnose import investigate, replay
 from fabtwin.commands.export import export
 from fabtwin.commands.ingest import ingest
@@ -30,7 +31,7 @@ def main() -> None:
 
 
 # registered explicitly, one module of fabtwin.commands each (click lists them sorted)
-for command in (export, generate, ingest, investigate, replay, report, simulate, sql, sweep, tui):
+for command in (check, export, generate, ingest, investigate, replay, report, simulate, sql, sweep, tui):
     main.add_command(command)
 
 

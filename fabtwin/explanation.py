@@ -2,14 +2,17 @@
 stores per incident (`incident_explanations`, README "Investigate"), for the TUI's incident
 screen, the ticket export and the report. Plain Python, no UI import.
 
-Reads the keys replay/explain.py writes (`share`, cells with `healthy` and `with_fault`,
-`runner_up.share`) and the design's names for the same things (`explained_share`,
-`without_fault`), so a store from either reads alike.
+Reads the keys replay/explain.py writes: `basis` (`twin`, or `detector` with a `note` when
+no replay tested it), `role` (`root` when the twin's search chose it), `ranked_by`, `share`,
+`explained` / `residual` (noise units), `note`, the cells at the root (`root`: port, counter,
+window_start, observed, healthy, with_fault, in expected_counters' units), `runner_up` (share,
+why it lost), `other_roots` and `victims`; and the design's names for the same things
+(`explained_share`, `without_fault`, `cells`), so a store from either reads alike.
 """
 
 from __future__ import annotations
 
-from fabtwin.numbers import si
+from fabtwin.units import replay_value
 
 NONE_STORED = "no explanation stored (run investigate again)"
 CELL_COLUMNS = ("port", "counter", "window", "observed", "without fault", "with fault")
@@ -25,10 +28,6 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value:.0%}"
 
 
-def _num(value) -> str:
-    return si(value) if isinstance(value, int | float) else "-"
-
-
 def _cause(obj: dict) -> str:
     root = obj.get("root_cause") or {}
     if isinstance(root, dict):
@@ -38,7 +37,7 @@ def _cause(obj: dict) -> str:
 
 def cell_rows(expl: dict | None) -> list[tuple[str, ...]]:
     """The cells at the root's ports the fault explains most: CELL_COLUMNS each (observed,
-    what the twin predicts without the fault, and with it)."""
+    what the twin predicts without the fault, and with it), in the counter's unit."""
     if not expl:
         return []
     cells = expl.get("root") or expl.get("cells") or []
@@ -46,10 +45,16 @@ def cell_rows(expl: dict | None) -> list[tuple[str, ...]]:
     for c in cells if isinstance(cells, list) else []:
         if not isinstance(c, dict):
             continue
-        window = str(c.get("window_start") or "")
-        rows.append((str(c.get("port", "")), str(c.get("counter", "")),
-                     window[11:19] if len(window) >= 19 else window, _num(c.get("observed")),
-                     _num(c.get("healthy", c.get("without_fault"))), _num(c.get("with_fault"))))
+        window, counter = str(c.get("window_start") or ""), str(c.get("counter", ""))
+
+        def num(key: str, c: dict = c, counter: str = counter) -> str:
+            v = c.get(key)
+            return replay_value(counter, float(v)) if isinstance(v, int | float) else "-"
+
+        rows.append((str(c.get("port", "")), counter,
+                     window[11:19] if len(window) >= 19 else window, num("observed"),
+                     num("healthy") if "healthy" in c else num("without_fault"),
+                     num("with_fault")))
     return rows
 
 
@@ -67,6 +72,10 @@ def summary_lines(expl: dict | None) -> list[str]:
     if expl.get("role"):
         head += ", chosen as a root cause" if expl["role"] == "root" else f", {expl['role']}"
     lines = [head]
+    if expl.get("ranked_by") == "detector":  # the twin explains; the detectors' score ranks
+        lines.append("ranked by its detector's score; the twin's explanation beside it")
+    if expl.get("note"):
+        lines.append(str(expl["note"]))
     runner = expl.get("runner_up")
     if isinstance(runner, dict):
         lines.append(f"runner-up: {runner.get('kind', '?')} {_cause(runner)} explains "
@@ -75,6 +84,10 @@ def summary_lines(expl: dict | None) -> list[str]:
             lines.append(f"  lost because it {runner['why']}")
     else:
         lines.append("runner-up: none (no other hypothesis competed)")
+    others = [o for o in expl.get("other_roots") or [] if isinstance(o, dict)]
+    if others:
+        lines.append("other roots of the residual: " + ", ".join(
+            f"{o.get('kind', '?')} {_cause(o)}" for o in others[:4]))
     victims = expl.get("victims") or []
     if victims:
         lines.append("explains as victims: " + ", ".join(

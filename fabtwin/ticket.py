@@ -9,24 +9,21 @@ import json
 from pathlib import Path
 
 from fabtwin.explanation import CELL_COLUMNS, cell_rows, summary_lines
-from fabtwin.numbers import si
+from fabtwin.units import field
 from replay.stored import Incident
 
 MAX_SUFFIX = 1000  # incident-1-2.md ... : a folder with a thousand exports is a mistake
 
 
-def value_text(value) -> str:
-    """An evidence value in a cell: 4 significant digits with k/M/G, lists shortened."""
+def value_text(value, key: str = "") -> str:
+    """An evidence or impact value in a cell, in fabtwin.units' rule for the field `key` (rates
+    by their name: Gb/s for bytes, per second otherwise; counts with thousands separators),
+    lists shortened."""
     if isinstance(value, bool) or value is None:
         return "" if value is None else str(value).lower()
-    if isinstance(value, int | float):
-        return si(value, 4)
-    if isinstance(value, list):
-        return ", ".join(value_text(v) for v in value[:6]) + \
-            (f", +{len(value) - 6}" if len(value) > 6 else "")
     if isinstance(value, dict):
-        return ", ".join(f"{k}={value_text(v)}" for k, v in value.items())
-    return str(value)
+        return ", ".join(f"{k}={value_text(v, k)}" for k, v in value.items())
+    return field(key, value)
 
 
 def evidence_table(evidence: list) -> tuple[list[str], list[list[str]]]:
@@ -37,16 +34,9 @@ def evidence_table(evidence: list) -> tuple[list[str], list[list[str]]]:
         for key in ev if isinstance(ev, dict) else ["evidence"]:
             if key not in columns:
                 columns.append(key)
-    rows = [[_cell(c, ev.get(c)) if isinstance(ev, dict) else
+    rows = [[value_text(ev.get(c), c) if isinstance(ev, dict) else
              (value_text(ev) if c == "evidence" else "") for c in columns] for ev in evidence]
     return columns, rows
-
-
-def _cell(key: str, value) -> str:
-    """A byte rate in the report's one unit for rates, Gb/s; anything else as value_text."""
-    if "bytes_per_s" in key and isinstance(value, int | float) and not isinstance(value, bool):
-        return f"{value * 8 / 1e9:.4g} Gb/s"
-    return value_text(value)
 
 
 def incident_json(inc: Incident, evidence: list, explanation: dict | None) -> dict:
@@ -84,7 +74,7 @@ def incident_markdown(inc: Incident, evidence: list, explanation: dict | None) -
     columns, rows = evidence_table(evidence)
     lines += _md_table(columns, rows) if rows else ["none recorded"]
     lines += ["", "## Impact", ""]
-    impact = [(k, value_text(v)) for k, v in (inc.impact or {}).items()]
+    impact = [(k, value_text(v, k)) for k, v in (inc.impact or {}).items()]
     lines += [f"- {k}: {v}" for k, v in impact] or ["none recorded"]
     return "\n".join(lines) + "\n"
 

@@ -16,22 +16,24 @@ from __future__ import annotations
 
 import duckdb
 
+from replay import roots
+from replay.hosts import HOSTS
+from replay.link_faults import (
+    counter_flaps,
+    find_low_speed,
+    find_silent_loss,
+    flap_episodes,
+    short_flaps,
+)
 from replay.outages import merge_outages
 from replay.stored import Incident
 from replay.stored import iso as _iso
 
 ERRORS_PER_S = 10.0  # FCS/symbol errors per second that count as a degraded link
-ECN_PER_S = 1000.0  # ECN-marked packets per second at an egress port that count as congestion
-PAUSE_PER_S = 1000.0  # pause frames per second a NIC must keep sending to count as a storm
 IMBALANCE_CV = 0.15  # coefficient of variation of a leaf's raw uplink loads
 RESIDUAL_CV = 0.04  # ... of its uplinks' observed/expected ratios (adaptive routing keeps ~1%)
 
 
-# the hosts, as the telemetry names them: in a job, in an ibdev2netdev map, or reporting NIC
-# counters (never guessed from a naming convention)
-HOSTS = """(SELECT host AS device FROM job_hosts UNION SELECT host FROM ifmap
-    UNION SELECT DISTINCT device FROM samples
-    WHERE file_id IN (SELECT file_id FROM files WHERE family = 'nic'))"""
 
 
 def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: list | None = None) -> list[dict]:
@@ -51,7 +53,12 @@ def _window_end(con):
 
 
 def find_link_failures(con: duckdb.DuckDBPyConnection) -> list[Incident]:
-    """link_down (down and still down at the end) and link_flap (down, then up), per link."""
+    """link_down (down and still down at the end) and link_flap (down, then up), per link.
+
+    Outages come from events and oper-status (either end: a silent device's links are seen from
+    its neighbours), and from carrier / link-down counters that moved in a sample interval no
+    outage of a second or more explains: a flap shorter than a sample
+    (`replay.link_faults.short_flaps`)."""
     rows = _rows(con, """
         SELECT port_id, state, start, "end", duration_s, source FROM link_state_intervals
         WHERE state = 'down' ORDER BY start""")
@@ -59,32 +66,67 @@ def find_link_failures(con: duckdb.DuckDBPyConnection) -> list[Incident]:
     by_link: dict[str, list[dict]] = {}
     for r in rows:
         by_link.setdefault(_link_of(con, r["port_id"]), []).append(r)
-    out = []
+    seen: dict[str, list] = {}
     for link, downs in by_link.items():
-        still_down = any(d["end"] is None for d in downs)
         # both ends report each transition: downs that overlap are one outage
         outages = merge_outages((d["start"], d["end"] or end_of_window) for d in downs)
-        outages = [o for o in outages if (o[1] - o[0]).total_seconds() >= 1.0]  # skew blips
+        seen[link] = [o for o in outages if (o[1] - o[0]).total_seconds() >= 1.0]  # skew blips
+    flaps = short_flaps(counter_flaps(con), seen)
+    out = []
+    for link in dict.fromkeys([*by_link, *flaps]):
+        downs = by_link.get(link, [])
+        still_down = any(d["end"] is None for d in downs)
+        episodes = flap_episodes(flaps.get(link, []))
+        outages = sorted(seen.get(link, []) + [(s, e) for s, e, _, _ in episodes])
         if not outages:
             continue
         evidence = [{"port": d["port_id"], "down_at": _iso(d["start"]), "up_at": _iso(d["end"]),
                      "source": d["source"]} for d in downs[:10]]
+        evidence += [{"port": m["port"], "counter": m["counter"], "delta": m["delta"],
+                      "interval_start": _iso(m["ts_start"]), "interval_end": _iso(m["ts"]),
+                      "source": "counter, no down state seen"} for m in flaps.get(link, [])[:10]]
         if still_down and len(outages) == 1:  # down and stayed down; came back before: a flap
             start = outages[-1][0]
             out.append(Incident("link_down", "link", link, start, None, 0.95,
                                 f"link {link} went down at {_iso(start)} and stayed down",
                                 evidence))
-        else:
-            total = sum((o[1] - o[0]).total_seconds() for o in outages)
-            out.append(Incident("link_flap", "link", link, outages[0][0], outages[-1][1],
-                                min(0.99, 0.8 + 0.05 * len(outages)),
-                                f"link {link} flapped {len(outages)} time(s), {total:.0f} s down in all"
-                                + (", and is down at the end" if still_down else ""),
-                                evidence))
+            continue
+        n = len(outages) - len(episodes) + sum(k for _, _, k, _ in episodes)
+        total = sum((o[1] - o[0]).total_seconds() for o in seen.get(link, []))
+        one_end = bool(episodes) and all(len(ports) < 2 for *_, ports in episodes)
+        short = (f", {sum(k for _, _, k, _ in episodes)} of them shorter than a sample "
+                 "(carrier counters only)") if episodes else ""
+        down = f", {total:.0f} s down in all" if seen.get(link) else ""
+        out.append(Incident("link_flap", "link", link, outages[0][0], outages[-1][1],
+                            min(0.99, 0.8 + 0.05 * n) - (0.05 if one_end else 0.0),
+                            f"link {link} flapped {n} time(s){down}{short}"
+                            + (", and is down at the end" if still_down else ""),
+                            evidence))
     return out
 
 
 def find_degraded_links(con: duckdb.DuckDBPyConnection) -> list[Incident]:
+    """link_degraded: links corrupting frames (error counters), losing packets no counter
+    reports (conservation residuals) or running below their peers' speed; one incident per
+    link, the strongest finding first and the others' evidence after it."""
+    found = [*_links_with_errors(con), *find_silent_loss(con), *find_low_speed(con)]
+    by_link: dict[str, list[Incident]] = {}
+    for inc in found:
+        by_link.setdefault(inc.root_id, []).append(inc)
+    out = []
+    for incs in by_link.values():
+        incs.sort(key=lambda i: -i.score)
+        top = incs[0]
+        for other in incs[1:]:
+            top.evidence.extend(other.evidence)
+            top.summary += f"; also: {other.summary}"
+            top.start = min(top.start, other.start) if top.start and other.start else top.start
+            top.end = None if top.end is None or other.end is None else max(top.end, other.end)
+        out.append(top)
+    return out
+
+
+def _links_with_errors(con: duckdb.DuckDBPyConnection) -> list[Incident]:
     """Links whose receiving ports count FCS/symbol errors while up."""
     rows = _rows(con, f"""
         SELECT device || ':' || ifname AS port, min(ts_start) AS start, max(ts) AS "end",
@@ -106,99 +148,15 @@ def find_degraded_links(con: duckdb.DuckDBPyConnection) -> list[Incident]:
 
 
 def find_pfc_storms(con: duckdb.DuckDBPyConnection) -> list[Incident]:
-    """Ports that keep sending pause frames while receiving none: the origin of a PFC tree."""
-    rows = _rows(con, f"""
-        SELECT device || ':' || ifname AS port, min(ts) AS start, max(ts) AS "end",
-               max(tx_pause_per_s) AS peak, count(*) AS intervals,
-               coalesce(max(rx_pause_per_s), 0) AS rx_peak
-        FROM port_rates WHERE tx_pause_per_s > {PAUSE_PER_S}
-        GROUP BY 1 HAVING count(*) >= 2""")
-    out = []
-    for r in rows:
-        device = r["port"].split(":", 1)[0]
-        relays = con.execute(f"""
-            SELECT coalesce(max(rx_pause_per_s), 0) > {PAUSE_PER_S}
-                OR coalesce(max(ecn_marked_per_s), 0) > {ECN_PER_S}
-            FROM port_rates WHERE device = ? AND ts BETWEEN ? AND ?""",
-                             [device, r["start"], r["end"]]).fetchone()[0]
-        if r["rx_peak"] > PAUSE_PER_S or relays:
-            # its switch receives pauses (it relays a storm) or is congested (it protects a hot
-            # port): a victim on the tree or a congestion's feeder, not a storm's root
-            continue
-        paused = _rows(con, f"""
-            SELECT device || ':' || ifname AS port, max(rx_pause_per_s) AS peak FROM port_rates
-            WHERE rx_pause_per_s > {PAUSE_PER_S} AND ts BETWEEN ? AND ? AND device || ':' || ifname <> ?
-            GROUP BY 1 ORDER BY 2 DESC LIMIT 20""", [r["start"], r["end"], r["port"]])
-        out.append(Incident(
-            "pfc_storm", "port", r["port"], r["start"], r["end"], 0.9,
-            f"{r['port']} keeps sending pause frames ({r['peak']:.0f}/s) and pauses "
-            f"{len(paused)} port(s) upstream",
-            [{"port": r["port"], "tx_pause_per_s_peak": r["peak"], "intervals": r["intervals"]}],
-            {"paused_ports": [p["port"] for p in paused]}))
-    return _switch_ports_in_a_nic_storm(con, out)
-
-
-def _switch_ports_in_a_nic_storm(con: duckdb.DuckDBPyConnection,
-                                 storms: list[Incident]) -> list[Incident]:
-    """A switch port that pauses its host while a NIC storms elsewhere at the same time is on
-    that storm's tree (a stalled NIC backs up its other planes too): evidence of the NIC's
-    incident, not a storm of its own."""
-    hosts = {r[0] for r in con.execute(f"SELECT device FROM {HOSTS}").fetchall()}
-    nic = [i for i in storms if i.root_id.split(":", 1)[0] in hosts]
-    out = []
-    for inc in storms:
-        root = next((n for n in nic if n is not inc and inc.root_id.split(":", 1)[0] not in hosts
-                     and n.start <= inc.end and inc.start <= n.end), None)
-        if root is None:
-            out.append(inc)
-            continue
-        root.evidence.append({"port": inc.root_id, "tx_pause_per_s_peak": inc.evidence[0][
-            "tx_pause_per_s_peak"], "role": "switch port pausing in the same storm"})
-        root.impact.setdefault("pausing_ports", []).append(inc.root_id)
-    return out
+    """Ports that emit pauses without end, nothing pausing them: the origin of a PFC tree
+    (replay.roots: a silent storming NIC is seen through its leaf port's rx_pause)."""
+    return roots.find_pfc_storms(con)
 
 
 def find_congestion(con: duckdb.DuckDBPyConnection) -> list[Incident]:
-    """Egress ports where ECN marks pile up (incast, oversubscription): the hottest one per
-    switch is the root; the ports that feed it and get paused are its impact."""
-    rows = _rows(con, f"""
-        SELECT device, ifname, device || ':' || ifname AS port, min(ts) AS start, max(ts) AS "end",
-               max(ecn_marked_per_s) AS peak, count(*) AS intervals
-        FROM port_rates WHERE ecn_marked_per_s > {ECN_PER_S} AND device NOT IN {HOSTS}
-        GROUP BY ALL HAVING count(*) >= 2 ORDER BY peak DESC""")
-    hosts = {r[0] for r in con.execute(f"SELECT device FROM {HOSTS}").fetchall()}
-    out, seen, faced = [], set(), set()
-    for r in rows:
-        # an incast onto a multiplane NIC builds a queue in every plane: one incident per
-        # receiving host, rooted at its first plane's port (the others are in the evidence)
-        peer = con.execute("SELECT CASE WHEN port_a = ? THEN device_b ELSE device_a END FROM links "
-                           "WHERE port_a = ? OR port_b = ?", [r["port"]] * 3).fetchone()
-        host = peer[0] if peer and peer[0] in hosts else None
-        if r["device"] in seen or (host and host in faced):
-            continue
-        overloaded = con.execute(f"""
-            SELECT coalesce(max(tx_pause_per_s), 0) > {PAUSE_PER_S} FROM port_rates
-            WHERE device = ? AND ts BETWEEN ? AND ?""", [r["device"], r["start"], r["end"]]).fetchone()[0]
-        if not overloaded:
-            continue  # ECN marks of a link simply running full (an all-to-all at line rate)
-        seen.add(r["device"])
-        if host:
-            faced.add(host)
-            planes = [x for x in rows if _faces(con, x["port"], host)]
-            r = min(planes, key=lambda x: x["port"])
-            r["peak"] = max(x["peak"] for x in planes)
-        out.append(Incident(
-            "congestion", "port", r["port"], r["start"], r["end"],
-            min(0.95, 0.7 + 0.05 * min(5, r["intervals"] / 4)),
-            f"{r['port']} is congested: up to {r['peak']:.0f} ECN-marked packets/s",
-            [{"port": r["port"], "ecn_marked_per_s_peak": r["peak"], "intervals": r["intervals"]}]))
-    return out
-
-
-def _faces(con, port: str, host: str) -> bool:
-    row = con.execute("SELECT count(*) FROM links WHERE (port_a = ? AND device_b = ?) "
-                      "OR (port_b = ? AND device_a = ?)", [port, host, port, host]).fetchone()
-    return bool(row[0])
+    """Egress ports overloaded at line rate, marking ECN and not paused, on a switch pausing
+    its feeders (replay.roots: paused ports and feeders are the root's victims)."""
+    return roots.find_congestion(con)
 
 
 def find_load_imbalance(con: duckdb.DuckDBPyConnection) -> list[Incident]:

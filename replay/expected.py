@@ -36,6 +36,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from replay.counters import build_grid, nominal_fabric, store_counters
 from replay.fabric import fabric_from_store
 from replay.outages import merge_outages
 from replay.results import ensure_results
@@ -140,7 +141,28 @@ def replay(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
         finally:
             con.unregister("_expected_frame")
         rows += frame.num_rows
+    exp = tuple(np.concatenate([_column(f, f"expected_{d}_bytes_per_s", len(up) * 2)
+                                for f in frames], axis=1) for d in ("tx", "rx"))
+    bounds = [min(t_from + timedelta(seconds=w * window_s), t_to) for w in range(n_win + 1)]
+    store_counters(con, build_grid(con, fabric, bounds, window_s, obs_tx, obs_rx, up, exp,
+                                   _healthy(fabric, obs_tx, obs_rx, groups, routing)))
     return done("ok", "", n_win, fabric, rows)
+
+
+def _column(frame: pa.Table, name: str, n_ports: int) -> np.ndarray:
+    """A per-port column of a window-major expected_ports frame as (ports, windows)."""
+    values = frame.column(name).to_numpy(zero_copy_only=False).astype(float)
+    return values.reshape(-1, n_ports).T
+
+
+def _healthy(fabric: Fabric, obs_tx: np.ndarray, obs_rx: np.ndarray, groups: np.ndarray,
+             routing: str) -> tuple[np.ndarray, np.ndarray]:
+    """Expected tx and rx bytes/s with every cable up at its peers' speed (the fault-free
+    fabric a diagnosis compares with), for the same demand."""
+    nominal = nominal_fabric(fabric)
+    demand_tx, demand_rx = _host_demand(nominal, obs_tx, obs_rx)
+    return _expected(nominal, np.ones((fabric.n_cables, obs_tx.shape[1])), demand_tx, demand_rx,
+                     groups, obs_tx, obs_rx, routing)
 
 
 @dataclass
@@ -170,6 +192,7 @@ def expected_chunk(chunk: Chunk) -> pa.Table:
 
 def _clear(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("DELETE FROM expected_ports")
+    con.execute("DELETE FROM expected_counters")
 
 
 def _store_run(con: duckdb.DuckDBPyConnection, s: ReplaySummary) -> None:
@@ -286,11 +309,44 @@ def _groups(con: duckdb.DuckDBPyConnection, fabric: Fabric, t_from: datetime, wi
     return out
 
 
+@dataclass
+class Traffic:
+    """The twin's input for some windows: leaf-pair demand (bytes/s per pair and window, the
+    pair's source and destination standing for their leaves' hosts) and the hosts' demand."""
+
+    src_ep: np.ndarray
+    dst_ep: np.ndarray
+    demand: np.ndarray  # (pairs, windows)
+    demand_tx: np.ndarray  # (endpoints, windows): what each host port sent
+    host_rx: np.ndarray  # (endpoints, windows): what each is expected to receive
+
+
 def _expected(fabric: Fabric, up: np.ndarray, demand_tx: np.ndarray, demand_rx: np.ndarray,
               groups: np.ndarray, obs_tx: np.ndarray, obs_rx: np.ndarray, routing: str
               ) -> tuple[np.ndarray, np.ndarray]:
     """Expected tx and rx bytes/s per port index and window."""
-    c, n_win = fabric.n_cables, up.shape[1]
+    t = traffic(fabric, demand_tx, demand_rx, groups, obs_tx, obs_rx)
+    return port_loads(fabric, t, _route_windows(fabric, up, t.src_ep, t.dst_ep, t.demand, routing))
+
+
+def port_loads(fabric: Fabric, t: Traffic, load: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Expected tx and rx bytes/s per port index and window from the fabric links' `load`
+    (directed links x windows) and the hosts' own demand."""
+    c, n_win = fabric.n_cables, load.shape[1]
+    exp_tx = np.empty((2 * c, n_win))
+    exp_rx = np.empty((2 * c, n_win))
+    exp_tx[:c], exp_rx[:c] = load[0::2], load[1::2]  # a-side: egress on the up link
+    exp_tx[c:], exp_rx[c:] = load[1::2], load[0::2]
+    host = fabric.ep_cable
+    exp_tx[host], exp_rx[host] = t.demand_tx, t.host_rx
+    exp_tx[host + c], exp_rx[host + c] = t.host_rx, t.demand_tx
+    return exp_tx, exp_rx
+
+
+def traffic(fabric: Fabric, demand_tx: np.ndarray, demand_rx: np.ndarray, groups: np.ndarray,
+            obs_tx: np.ndarray, obs_rx: np.ndarray) -> Traffic:
+    """The gravity model of the module docstring: leaf-pair demand per plane and window."""
+    n_win = demand_tx.shape[1]
     n_groups = int(groups.max()) + 1
     nics = fabric.spec.nics_per_host
     leaves = np.unique(fabric.ep_leaf)
@@ -336,17 +392,8 @@ def _expected(fabric: Fabric, up: np.ndarray, demand_tx: np.ndarray, demand_rx: 
         in_p = np.flatnonzero(fabric.ep_plane == p)
         k = groups[in_p] * nics + fabric.ep_nic[in_p, None]
         host_rx[in_p] = demand_rx[in_p] * ratio[np.arange(n_win)[None, :], k]
-    src_ep, dst_ep = np.concatenate(src), np.concatenate(dst)
-    pair_demand = np.concatenate(demand) if demand else np.zeros((0, n_win))
-    load = _route_windows(fabric, up, src_ep, dst_ep, pair_demand, routing)
-    exp_tx = np.empty((2 * c, n_win))
-    exp_rx = np.empty((2 * c, n_win))
-    exp_tx[:c], exp_rx[:c] = load[0::2], load[1::2]  # a-side: egress on the up link
-    exp_tx[c:], exp_rx[c:] = load[1::2], load[0::2]
-    host = fabric.ep_cable
-    exp_tx[host], exp_rx[host] = demand_tx, host_rx
-    exp_tx[host + c], exp_rx[host + c] = host_rx, demand_tx
-    return exp_tx, exp_rx
+    return Traffic(np.concatenate(src), np.concatenate(dst),
+                   np.concatenate(demand) if demand else np.zeros((0, n_win)), demand_tx, host_rx)
 
 
 def _leaf_uplink_totals(fabric: Fabric, leaf_row: np.ndarray, obs_tx: np.ndarray,

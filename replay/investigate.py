@@ -24,11 +24,15 @@ import orjson
 from collectors.settings import analysis_memory
 from collectors.store.ingest import ingest_bundle
 from collectors.store.lake import open_for_ingest
+from collectors.store.lakeread import is_lake
 from collectors.store.writer import duckdb_setting
 from replay.detectors import DETECTORS, Incident, _iso
 from replay.expected import ReplaySummary, replay
+from replay.explain import explain
 from replay.impact import add_impact
+from replay.residuals import compute_residuals
 from replay.results import ensure_results, open_results
+from replay.wjh import add_wjh
 
 # a window bound: a time (naive UTC), a span back from the end of the data, or open
 When = datetime | timedelta | None
@@ -85,11 +89,14 @@ def check_telemetry(con: duckdb.DuckDBPyConnection, t_from: datetime | None,
 
 def diagnose(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
              t_to: datetime | None = None) -> list[Incident]:
-    """Every detector's incidents overlapping [t_from, t_to], ranked by score (then start)."""
+    """Every detector's incidents, tested on the twin (`replay.explain`: scored by how much of
+    the residual each explains, victims folded into their roots, each with its explanation),
+    those overlapping [t_from, t_to], ranked by score (then start). Reads only."""
     with views_once(con):
         incidents: list[Incident] = []
         for detector in DETECTORS:
             incidents.extend(detector(con))
+        incidents = explain(con, incidents)
     if t_from is not None:
         incidents = [i for i in incidents if i.end is None or i.end >= t_from]
     if t_to is not None:
@@ -98,6 +105,7 @@ def diagnose(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
     for rank, inc in enumerate(incidents, 1):
         inc.rank = rank
     add_impact(con, incidents)
+    add_wjh(con, incidents)  # What Just Happened drops on the incidents' ports, as evidence
     return incidents
 
 
@@ -149,12 +157,16 @@ def _materialize_rates(con: duckdb.DuckDBPyConnection, main: str) -> None:
 
 
 def store_incidents(con: duckdb.DuckDBPyConnection, incidents: list[Incident]) -> None:
-    """Replace the store's incidents and incident_evidence with these, rank 1 first."""
+    """Replace the store's incidents, incident_evidence and incident_explanations with these,
+    rank 1 first."""
     ensure_results(con)
-    con.execute("DELETE FROM incidents")
-    con.execute("DELETE FROM incident_evidence")
+    for table in ("incidents", "incident_evidence", "incident_explanations"):
+        con.execute(f"DELETE FROM {table}")
     if not incidents:
         return
+    con.executemany("INSERT INTO incident_explanations VALUES (?, ?)", [
+        [rank, orjson.dumps(i.explanation, default=str).decode()]
+        for rank, i in enumerate(incidents, 1)])
     con.executemany("INSERT INTO incidents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [
         [rank, i.kind, i.root_type, i.root_id, i.start, i.end, round(i.score, 3), i.summary,
          orjson.dumps(i.impact, default=str).decode()] for rank, i in enumerate(incidents, 1)])
@@ -175,6 +187,7 @@ def replay_and_diagnose(con: duckdb.DuckDBPyConnection, t_from: When = None,
     check_telemetry(con, t_from, t_to, what)
     with views_once(con):
         summary = replay(con, t_from, t_to, window_s, routing, **parallel)
+        compute_residuals(con)  # link_residuals, switch_residuals: the replay's windows
         incidents = diagnose(con, t_from, t_to)
     store_incidents(con, incidents)
     return summary, incidents
@@ -195,6 +208,27 @@ def other_bundles(con: duckdb.DuckDBPyConnection, bundle: str | Path) -> list[st
             if b is not None and b not in mine and os.path.abspath(b) not in mine]
 
 
+def _refuse_other_bundles(store, bundle: str | Path, db: str | Path) -> None:
+    """OtherBundles, before anything is written, when the store holds another bundle."""
+    others = other_bundles(store.con, bundle)
+    if others:
+        more = f" and {len(others) - 1} more" if len(others) > 1 else ""
+        raise OtherBundles(
+            f"{db}: holds bundle {others[0]}{more}, not only {bundle}: the diagnosis would "
+            f"mix them; investigate it with another --db (without --db: "
+            f"{default_store(bundle)}), or diagnose everything the store holds with "
+            f"`fabtwin replay --db {db}`")
+
+
+def ingest_alone(bundle: str | Path, db: str | Path,
+                 progress: Callable[[str, int, int], None] | None = None):
+    """Ingest `bundle` into `db` (files already there are reused), a store that holds no other
+    bundle (OtherBundles, before anything is written); the ingest summary."""
+    with open_for_ingest(db) as store:
+        _refuse_other_bundles(store, bundle, db)
+        return ingest_bundle(store, bundle, progress=progress, totals=False)
+
+
 def investigate(bundle: str | Path, db: str | Path, t_from: When = None, t_to: When = None,
                 window_s: float | None = None,
                 ingest_progress: Callable[[str, int, int], None] | None = None,
@@ -204,25 +238,30 @@ def investigate(bundle: str | Path, db: str | Path, t_from: When = None, t_to: W
     bundle (OtherBundles, before anything is written); NoTelemetry when the bundle (or the
     window) has none. `ingest_progress` and `step(name)` report progress."""
     with open_for_ingest(db) as store:
-        others = other_bundles(store.con, bundle)
-        if others:
-            more = f" and {len(others) - 1} more" if len(others) > 1 else ""
-            raise OtherBundles(
-                f"{db}: holds bundle {others[0]}{more}, not only {bundle}: the diagnosis would "
-                f"mix them; investigate it with another --db (without --db: "
-                f"{default_store(bundle)}), or diagnose everything the store holds with "
-                f"`fabtwin replay --db {db}`")
+        _refuse_other_bundles(store, bundle, db)
         ingested = ingest_bundle(store, bundle, progress=ingest_progress, totals=False)
+        if not is_lake(db):
+            # the store ingest wrote to, committed: opening it again cost a connection, the
+            # schema and views checks and a checkpoint at each close (0.2-0.4 s of CPU)
+            ensure_results(store.con)
+            return _diagnosed(store.con, bundle, db, t_from, t_to, window_s, ingested, step)
+    with open_results(db) as con:  # a lake: replay writes through its own connection
+        return _diagnosed(con, bundle, db, t_from, t_to, window_s, ingested, step)
+
+
+def _diagnosed(con: duckdb.DuckDBPyConnection, bundle: str | Path, db: str | Path,
+               t_from: When, t_to: When, window_s: float | None, ingested,
+               step: Callable[[str], None] | None) -> dict:
+    """Replay and diagnose the ingested store on `con`; investigate's JSON object."""
     if step:
         step("replay and diagnose")
-    with open_results(db) as con:
-        try:
-            t_from, t_to = resolve_window(con, t_from, t_to, f"{bundle} (store {db})")
-            summary, incidents = replay_and_diagnose(con, t_from, t_to, window_s,
-                                                     what=f"{bundle} (store {db})")
-        except NoTelemetry as exc:
-            raise NoTelemetry(f"{exc} ({_files_note(ingested)})") from None
-        t0, t1 = con.execute("SELECT min(ts), max(ts) FROM samples").fetchone()
+    try:
+        t_from, t_to = resolve_window(con, t_from, t_to, f"{bundle} (store {db})")
+        summary, incidents = replay_and_diagnose(con, t_from, t_to, window_s,
+                                                 what=f"{bundle} (store {db})")
+    except NoTelemetry as exc:
+        raise NoTelemetry(f"{exc} ({_files_note(ingested)})") from None
+    t0, t1 = con.execute("SELECT min(ts), max(ts) FROM samples").fetchone()
     del summary  # in the store's replay_runs; the JSON keeps design section 8's shape
     return {"bundle": str(bundle), "store": str(db),
             "window": {"start": _iso(t_from or t0), "end": _iso(t_to or t1)},

@@ -1,4 +1,5 @@
-"""Replay's result tables: replay_runs, expected_ports, incidents and incident_evidence.
+"""Replay's result tables: replay_runs, expected_ports, expected_counters, incidents,
+incident_evidence and incident_explanations.
 
 Their DDL (`replay/sql/results.sql`, package data) is replay's own; the store knows them only as
 extra DDL registered here (`collectors.store.schema.register_tables`), so that every store and
@@ -20,10 +21,16 @@ from collectors.store.schema import register_tables
 if TYPE_CHECKING:
     import duckdb
 
-RESULT_TABLES = ("replay_runs", "expected_ports", "incidents", "incident_evidence")
+RESULT_TABLES = ("replay_runs", "expected_ports", "expected_counters", "incidents",
+                 "incident_evidence", "incident_explanations", "link_residuals", "switch_residuals")
 RESULT_DDL = (resources.files("replay") / "sql" / "results.sql").read_text()
 
 register_tables("replay", RESULT_DDL)
+# `fabtwin check`'s findings (replay.checks), registered here so that every store and lake has
+# them without importing the checks (networkx) in every command
+CHECK_TABLES = ("check_findings",)
+CHECK_DDL = (resources.files("replay") / "sql" / "checks.sql").read_text()
+register_tables("replay-checks", CHECK_DDL)
 
 
 def ensure_results(con: duckdb.DuckDBPyConnection) -> None:

@@ -40,6 +40,15 @@ def real_samples() -> Path:
 
 
 @pytest.fixture
+def pool_any_size(monkeypatch):
+    """Ingest's pool for a bundle of any size (it starts at `POOL_MIN_BYTES` otherwise): the
+    tests of the pool use small bundles."""
+    import collectors.store.ingest as ingest_mod
+
+    monkeypatch.setattr(ingest_mod, "POOL_MIN_BYTES", 0)
+
+
+@pytest.fixture
 def write(tmp_path: Path):
     """write("nic/h/eth2.ethtool", text, gz=False) -> Path inside a temporary bundle."""
     import gzip

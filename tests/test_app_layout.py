@@ -11,7 +11,7 @@ APP = REPO / "fabtwin"
 COMMAND_MODULES = {  # command -> the module of fabtwin.commands defining it
     "ingest": "ingest", "sql": "sql", "replay": "diagnose", "investigate": "diagnose",
     "simulate": "simulate", "generate": "simulate", "sweep": "sweep", "export": "export",
-    "report": "report", "tui": "tui",
+    "report": "report", "tui": "tui", "check": "check",
 }
 
 

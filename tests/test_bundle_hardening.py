@@ -24,7 +24,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import collectors.core.source as source
+import collectors.core.streams as streams
 from collectors.core.source import Sink, SourceFile, run_parser
 from collectors.formats.clab import ClabParser
 from collectors.store.ingest import BundleError, ingest_bundle
@@ -362,9 +362,10 @@ def test_huge_lines_are_one_reject_each_and_never_held(tmp_path):
 
 @pytest.fixture
 def small_limits(monkeypatch):
-    monkeypatch.setattr(source, "MAX_RECORD_BYTES", 64)
-    monkeypatch.setattr(source, "_READ_CHUNK", 16)
-    monkeypatch.setattr(source, "MAX_DOCUMENT_CHARS", 300)
+    # the streams read the limits (collectors.core.streams); source re-exports them
+    monkeypatch.setattr(streams, "MAX_RECORD_BYTES", 64)
+    monkeypatch.setattr(streams, "_READ_CHUNK", 16)
+    monkeypatch.setattr(streams, "MAX_DOCUMENT_CHARS", 300)
 
 
 @settings(max_examples=60, deadline=None)
@@ -372,8 +373,8 @@ def small_limits(monkeypatch):
        gz=st.booleans())
 def test_lines_over_the_maximum_read_as_empty_ones_numbers_kept(lengths, end, gz):
     with pytest.MonkeyPatch.context() as mp, tempfile.TemporaryDirectory() as tmp:
-        mp.setattr(source, "MAX_RECORD_BYTES", 64)
-        mp.setattr(source, "_READ_CHUNK", 16)
+        mp.setattr(streams, "MAX_RECORD_BYTES", 64)
+        mp.setattr(streams, "_READ_CHUNK", 16)
         lines = [(str(i) * 200)[:n] for i, n in enumerate(lengths)]
         data = ("\n".join(lines) + ("\n" if end and lines else "")).encode()
         path = Path(tmp) / "f"
@@ -463,7 +464,7 @@ def test_ctrl_c_is_one_line_exit_130_and_keeps_the_files_that_finished(tmp_path,
     assert summary["store"]["logs"] == 20
 
 
-def test_a_worker_killed_from_outside_is_one_line(tmp_path, monkeypatch):
+def test_a_worker_killed_from_outside_is_one_line(tmp_path, monkeypatch, pool_any_size):
     b = _bundle(tmp_path, 40)  # enough files for the pool
     real = ParsePool.run
 
@@ -502,6 +503,7 @@ def test_the_child_parsing_a_big_file_killed_is_one_line(tmp_path, monkeypatch):
                     "values": {"/interfaces/interface/state/counters/in-octets": str(i)}}) + "\n"
         for i in range(2000)))
     monkeypatch.setattr(child_mod, "CHILD_MIN_BYTES", 0)  # this small file goes to a child
+    monkeypatch.setattr(ingest_mod, "POOL_MAX_BYTES", 0)  # (not to the chunks of small files)
     real = child_mod.parse_in_child
 
     @contextmanager

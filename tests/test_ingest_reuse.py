@@ -31,6 +31,7 @@ def _digest(db: Path) -> tuple:
 
 def test_a_bundle_partly_loaded_loads_only_its_new_files(tmp_path, monkeypatch):
     monkeypatch.setattr(ingest_mod, "POOL_MIN_FILES", 8)
+    monkeypatch.setattr(ingest_mod, "POOL_MIN_BYTES", 0)
     full = tmp_path / "full"
     shutil.copytree(BUNDLE, full)
     nic = sorted(p for p in full.rglob("*") if p.is_file() and "/nic/" in p.as_posix())

@@ -40,8 +40,10 @@ def test_investigate_json_has_the_design_shape(tmp_path):
     assert doc["store"] == str(tmp_path / "s.duckdb")
     assert set(doc["window"]) == {"start", "end"}
     first = doc["incidents"][0]
+    # design 8's keys, and issue 17's explanation beside the evidence
     assert set(first) == {"rank", "kind", "root_cause", "start", "end", "score", "summary",
-                          "evidence", "impact"}
+                          "evidence", "explanation", "impact"}
+    assert all(i["explanation"]["basis"] == "twin" for i in doc["incidents"])
     assert [i["rank"] for i in doc["incidents"]] == list(range(1, len(doc["incidents"]) + 1))
     assert all(0 <= i["score"] <= 1 for i in doc["incidents"])
 

@@ -277,12 +277,16 @@ def test_timestamp_without_zone_and_no_manifest_zone_rejects_its_block(write):
         "or print it with `date -Ins`"}
 
 
-def test_snapshot_without_timestamp_is_rejected_with_the_clear_reason(write):
-    sink = parse_text(write, f"nic/{HOST}/eth2.ethtool", MLX5)
-    assert sink.loaded == 0 and sink.rejected == MLX5_COUNT
+def test_bare_snapshot_takes_the_collection_time_a_second_is_rejected(write):
+    """A pasted `ethtool -S`: the manifest's collection time; a second snapshot in the same
+    file without a timestamp line cannot share it."""
+    sink = parse_text(write, f"nic/{HOST}/eth2.ethtool", MLX5 + MLX5,
+                      manifest=Manifest(collected_at=T0))
+    assert sink.loaded == MLX5_COUNT and sink.rejected == MLX5_COUNT
+    assert {r["ts"] for r in sink.collected("samples")} == {T0}
     assert {why for _, why, _ in sink.rejects} == {NO_TS}
     assert NO_TS == "no timestamp line before this snapshot (expected what `date -Ins` prints)"
-    assert [n for n, _, _ in sink.rejects] == list(range(2, MLX5_COUNT + 2))
+    assert [n for n, _, _ in sink.rejects] == list(range(MLX5_COUNT + 3, 2 * MLX5_COUNT + 3))
 
 
 def test_second_snapshot_after_one_timestamp_is_rejected(write):
@@ -502,6 +506,42 @@ def test_counters_that_would_count_twice_are_left_unmapped(vendor):
     assert vendor not in nic_map()
 
 
+# `ethtool eth2` on a ConnectX-7 host, as ethtool prints its settings (dump_link_usettings):
+# tab-indented, wrapped link-mode lists, `Speed: Unknown!` while the link is down
+ETHTOOL_SETTINGS = """\
+Settings for eth2:
+\tSupported ports: [ Backplane ]
+\tSupported link modes:   1000baseKX/Full
+\t                        100000baseCR4/Full
+\t                        400000baseCR4/Full
+\tSupported pause frame use: Symmetric
+\tSpeed: {speed}
+\tDuplex: Full
+\tAuto-negotiation: on
+\tPort: Direct Attach Copper
+\tLink detected: {link}
+"""
+
+
+def test_ethtool_settings_give_speed_and_link_state(write):
+    text = (f"{TS0}\n" + ETHTOOL_SETTINGS.format(speed="100000Mb/s", link="yes")
+            + f"{TS1}\n" + ETHTOOL_SETTINGS.format(speed="Unknown!", link="no"))
+    sink = parse_text(write, f"nic/{HOST}/eth2.ethtool", text)
+    assert (sink.loaded, sink.rejected) == (20, 0)  # every line but the header a record
+    got = samples(sink)
+    t0, t1 = T0 + 123456789, T0 + NS + 200000000
+    assert got[(t0, HOST, "eth2", "Speed")] == (100000.0, "")  # Mb/s, as printed
+    assert got[(t0, HOST, "eth2", "Link detected")] == (1.0, "")
+    assert got[(t1, HOST, "eth2", "Link detected")] == (0.0, "")
+    assert (t1, HOST, "eth2", "Speed") not in got  # Unknown! is no speed
+    texts = {(r["ts"], r["metric"]): r["value"] for r in sink.collected("text_samples")}
+    assert texts[(t1, "Speed")] == "Unknown!" and texts[(t0, "Duplex")] == "Full"
+    assert nic_map()["Speed"]["canonical"] == "port_speed_bps"
+    assert float(nic_map()["Speed"]["scale"]) == 1e6  # Mb/s -> b/s
+    assert nic_map()["Link detected"]["canonical"] == "link_up"
+    assert PARSER.sniff(f"{TS0}\nSettings for eth2:\n", "nic/h/eth2.ethtool")
+
+
 # -- conformance: ../shared/real-samples/ethtool/ --------------------------------------------
 COUNTER_FILES = {
     "mlx5-ethtool-S-nonzero-kernel5.15-bpf-list.txt": 101,
@@ -519,11 +559,19 @@ def test_every_real_sample_file_is_covered(real_samples):
 
 
 @pytest.mark.parametrize("name", sorted(COUNTER_FILES))
-def test_real_sample_without_timestamp_is_rejected_with_the_clear_reason(real_samples, name):
+def test_real_sample_without_context_is_rejected_then_loads_with_it(real_samples, name):
+    """As published (no host in the name): rejected saying so; with the manifest's host,
+    interface and collection time, every record loads at that time."""
     parser, sink = run_parser(real_samples / "ethtool" / name)
     assert parser is PARSER
     assert sink.loaded == 0 and sink.rejected == COUNTER_FILES[name]
-    assert {why for _, why, _ in sink.rejects} == {NO_TS}
+    assert {why for _, why, _ in sink.rejects} == {NO_HOST}
+    ctx = Manifest(host=HOST, interface="mlx5_bond_0" if "bond" in name else "eth2",
+                   collected_at=T0)
+    parser, sink = run_parser(real_samples / "ethtool" / name, manifest=ctx)
+    assert sink.rejected == 0 and sink.loaded == COUNTER_FILES[name]
+    rows = sink.collected("samples") + sink.collected("text_samples")
+    assert {(r["ts"], r["device"]) for r in rows} == {(T0, HOST)}
 
 
 def stamped(real_samples: Path, write, name: str, rel: str, sink: Sink | None = None) -> Sink:

@@ -167,6 +167,7 @@ def test_a_child_beside_the_pool_keeps_the_serial_store(bundle, tmp_path, monkey
     shutil.copy(bundle / "gnmi" / "leaf-07.event.jsonl", root / "gnmi" / "leaf-07.event.jsonl")
     size = (root / "gnmi" / "leaf-07.event.jsonl").stat().st_size
     monkeypatch.setattr(ingest_module, "POOL_MAX_BYTES", size)  # the pool leaves it here
+    monkeypatch.setattr(ingest_module, "POOL_MIN_BYTES", 0)
     monkeypatch.setattr(pc, "CHILD_MIN_BYTES", size)
     serial, serial_rows = _ingest(root, tmp_path / "one.duckdb", workers=1)
     assert children == []

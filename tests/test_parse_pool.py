@@ -15,7 +15,8 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from collectors.store.ingest import ingest_bundle
+import collectors.store.ingest as ingest_mod
+from collectors.store.ingest import ingest_bundle, wants_pool
 from collectors.store.pool import (
     IPC_MIN_ROWS,
     POOL_MAX_BYTES,
@@ -28,6 +29,7 @@ from collectors.store.pool import (
 from collectors.store.writer import Store
 
 BUNDLE = Path(__file__).resolve().parent.parent / "sample_traces" / "two_faults"
+pytestmark = pytest.mark.usefixtures("pool_any_size")  # the pool on these small bundles
 
 
 def table_digest(con, table: str) -> tuple:
@@ -170,6 +172,7 @@ def test_files_converted_together_keep_their_own_runs(ids):
 
 KILL_WITH_WORKERS = """
 import multiprocessing, os, sys
+import collectors.store.ingest as ingest_mod
 import collectors.store.pool as pp
 from collectors.store.ingest import ingest_bundle
 from collectors.store.writer import Store
@@ -181,6 +184,7 @@ def run_and_die(self, tasks, ahead=None):
         os._exit(3)  # killed (not Ctrl-C): no pool shutdown
         yield parsed
 pp.ParsePool.run = run_and_die
+ingest_mod.POOL_MIN_BYTES = 0  # the pool on this small bundle
 if __name__ == "__main__":
     ingest_bundle(Store.open(sys.argv[1]), sys.argv[2], workers=2)
 """
@@ -209,3 +213,58 @@ def test_workers_exit_when_the_ingesting_process_is_killed(bundle, tmp_path):
     while any(_alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not [p for p in pids if _alive(p)]
+
+
+def test_the_pool_starts_only_for_enough_bytes(bundle, monkeypatch):
+    new = [(p, p.relative_to(bundle).as_posix(), "") for p in sorted(bundle.rglob("*"))
+           if p.is_file()]
+    small = sum(n for p, _, _ in new if (n := p.stat().st_size) < POOL_MAX_BYTES)
+    monkeypatch.setattr(ingest_mod, "POOL_MIN_BYTES", small)
+    assert wants_pool(2, new)
+    assert not wants_pool(1, new)
+    assert not wants_pool(2, new[: POOL_MIN_FILES - 1])
+    monkeypatch.setattr(ingest_mod, "POOL_MIN_BYTES", small + 1)
+    assert not wants_pool(2, new)
+
+
+def test_a_small_bundle_on_two_workers_is_parsed_here(bundle, tmp_path, monkeypatch):
+    monkeypatch.undo()  # the default threshold: this bundle is far below it
+    assert sum(p.stat().st_size for p in bundle.rglob("*")) < ingest_mod.POOL_MIN_BYTES
+    started = []
+    real = ingest_mod.ParsePool
+
+    def spy(workers: int):
+        started.append(workers)
+        return real(workers)
+
+    monkeypatch.setattr(ingest_mod, "ParsePool", spy)
+    here, here_rows = ingest(bundle, tmp_path / "here.duckdb", workers=2)
+    assert started == []
+    monkeypatch.setattr(ingest_mod, "POOL_MIN_BYTES", 0)
+    pooled, pooled_rows = ingest(bundle, tmp_path / "pooled.duckdb", workers=2)
+    assert started == [2]
+    assert here_rows == pooled_rows
+    assert here.as_json()["files"] == pooled.as_json()["files"]
+
+
+def test_chunks_parsed_here_load_the_rows_of_a_file_by_file_ingest(bundle, tmp_path,
+                                                                   monkeypatch):
+    # one process both times: small files in chunks (`LocalPool`), or each streamed alone
+    chunked, chunked_rows = ingest(bundle, tmp_path / "chunks.duckdb", workers=1)
+    monkeypatch.setattr(ingest_mod, "POOL_MAX_BYTES", 0)  # no file for the chunks
+    alone, alone_rows = ingest(bundle, tmp_path / "alone.duckdb", workers=1)
+    assert chunked_rows == alone_rows
+    assert chunked.as_json()["files"] == alone.as_json()["files"]
+    assert alone_rows["samples"][0] > 0 and alone_rows["rejects"][0] > 0
+
+
+def test_real_samples_load_the_same_rows_chunked_alone_and_pooled(real_samples, tmp_path,
+                                                                  monkeypatch):
+    # the conformance corpus as one bundle: chunks here, each file alone, worker processes
+    chunked, chunked_rows = ingest(real_samples, tmp_path / "chunks.duckdb", workers=1)
+    pooled, pooled_rows = ingest(real_samples, tmp_path / "pooled.duckdb", workers=2)
+    monkeypatch.setattr(ingest_mod, "POOL_MAX_BYTES", 0)
+    alone, alone_rows = ingest(real_samples, tmp_path / "alone.duckdb", workers=1)
+    assert chunked_rows == alone_rows == pooled_rows
+    assert chunked.as_json()["files"] == alone.as_json()["files"] == pooled.as_json()["files"]
+    assert sum(f.status == "loaded" for f in alone.files) >= POOL_MIN_FILES

@@ -29,8 +29,9 @@ EXACT = PromTextParser(vectorized=False)
 
 
 def parse(path: Path, rel: str | None = None, sink: Sink | None = None,
-          parser: PromTextParser | None = None) -> tuple[Sink, list[dict]]:
-    found, sink = run_parser(path, rel=rel, sink=sink, parser=parser)
+          parser: PromTextParser | None = None,
+          manifest: Manifest | None = None) -> tuple[Sink, list[dict]]:
+    found, sink = run_parser(path, rel=rel, sink=sink, parser=parser, manifest=manifest)
     assert found is not None and found.name == "prom_text"
     rows = sorted(sink.collected("samples"), key=lambda r: (r["line"], r["metric"]))
     return sink, rows
@@ -165,7 +166,7 @@ def test_malformed_lines_are_rejected_with_a_reason(write, line, reason, parser)
 
 # -- timestamps ---------------------------------------------------------------------------------
 def test_scrapes_framed_by_time_lines(write):
-    text = ("up{instance=\"leaf-01:9100\"} 0\n"          # before any time line: no timestamp
+    text = ("up{instance=\"leaf-01:9100\"} 0\n"          # before any time line: collection time
             "2026-11-30T07:12:13,123456789+00:00\n"      # date -Ins
             "up{instance=\"leaf-01:9100\"} 1\n"
             "up{instance=\"leaf-01:9100\"} 2 1796022700000\n"  # its own timestamp wins
@@ -177,13 +178,13 @@ def test_scrapes_framed_by_time_lines(write):
             "2026-13-45T07:12:23+00:00\n"                # not a time: rejected, and so is ...
             "up{instance=\"leaf-01:9100\"} 5\n")         # ... what follows it
     path = write("prom/scrapes.prom", text)
-    sink, rows = parse(path)
+    sink, rows = parse(path, manifest=Manifest(collected_at=T_NS - 10**9))
     got = [(r["line"], r["value"], r["ts"]) for r in rows]
-    assert got == [(3, 1.0, T_NS), (4, 2.0, 1_796_022_700_000 * MS), (8, 3.0, 1_796_022_743 * 10**9),
-                   (10, 4.0, 1_796_022_743_500_000_000)]
+    assert got == [(1, 0.0, T_NS - 10**9), (3, 1.0, T_NS), (4, 2.0, 1_796_022_700_000 * MS),
+                   (8, 3.0, 1_796_022_743 * 10**9), (10, 4.0, 1_796_022_743_500_000_000)]
     assert {r["device"] for r in rows} == {"leaf-01"}
     assert [(ln, why) for ln, why, _ in sink.rejects] == [
-        (1, NO_TIMESTAMP), (11, "timestamp line '2026-13-45T07:12:23+00:00' is not a valid time"),
+        (11, "timestamp line '2026-13-45T07:12:23+00:00' is not a valid time"),
         (12, NO_TIMESTAMP)]
     assert sink.loaded + sink.rejected == record_lines(path) == 7
 
@@ -217,12 +218,24 @@ def test_openmetrics_seconds_timestamps(write):
     assert sink.rejected == 0 and rows[0]["device"] == "router-1"
 
 
-def test_raw_scrape_without_any_timestamp_is_rejected_clearly(write):
+@pytest.mark.parametrize("parser", [None, EXACT], ids=["vectorized", "exact"])
+def test_raw_scrape_without_any_timestamp_takes_the_collection_time(write, parser):
+    """A plain `curl host:9100/metrics`: the manifest's collection time, else the file's
+    modification time, and the file says which (`time_source`)."""
+    import os
     path = write("prom/leaf-01.prom", "# TYPE up gauge\nup 1\nup{job=\"x\"} 1\n")
-    sink, rows = parse(path)
-    assert rows == [] and sink.loaded == 0
-    assert [(ln, why) for ln, why, _ in sink.rejects] == [(2, NO_TIMESTAMP), (3, NO_TIMESTAMP)]
-    assert "date -Ins" in NO_TIMESTAMP
+    found, sink = run_parser(path, "prom/leaf-01.prom", Manifest(collected_at=T_NS), parser)
+    rows = sink.collected("samples")
+    assert [(r["line"], r["ts"], r["device"]) for r in rows] == [(2, T_NS, "leaf-01"),
+                                                                  (3, T_NS, "leaf-01")]
+    assert sink.loaded == 2 and sink.rejected == 0
+    os.utime(path, ns=(T_NS, T_NS + 5))
+    from collectors.core.source import SourceFile
+    src = SourceFile(path, "prom/leaf-01.prom")
+    sink = Sink()
+    (parser or found).parse(src, sink)
+    assert {r["ts"] for r in sink.collected("samples")} == {T_NS + 5}
+    assert src.time_source == "mtime"  # a guess, said as one
 
 
 # -- devices, interfaces, qualifiers --------------------------------------------------------------
@@ -340,19 +353,25 @@ REAL = ("dcgm-exporter-readme.prom", "gnmic-prometheus-output-srl-mgmt0.prom",
 
 
 @pytest.mark.parametrize("name", REAL)
-def test_real_samples_as_published_are_rejected_for_lack_of_timestamps(real_samples, name):
+def test_real_samples_as_published_take_the_collection_time(real_samples, name):
+    """Exposition text as scraped carries no timestamps: its samples take the manifest's
+    collection time; those with their own keep it."""
     path = real_samples / "prom" / name
     parser = recognize(path.read_text()[:16384], f"prom/{name}")
     assert parser is not None and parser.name == "prom_text"
-    sink, rows = parse(path, f"prom/{name}")
+    at = T_NS - 7 * 10**9
+    sink, rows = parse(path, f"prom/{name}", manifest=Manifest(collected_at=at))
     records = record_lines(path)
     assert sink.loaded + sink.rejected == records > 0
-    # only the spec example has samples with their own timestamps
-    # (and the third, before 1970, is out of the valid time range)
-    stamped = {"prometheus-exposition-spec-example.prom": 2}.get(name, 0)
-    assert sink.loaded == len(rows) == stamped
-    assert {why for _, why, _ in sink.rejects} - {NO_TIMESTAMP} == (
-        {"time '-3982045' is outside 2000-01-01..2100-01-01 UTC"} if stamped else set())
+    assert sink.loaded == len(rows) > 0
+    # only the spec example has samples with their own timestamps (and the third, before 1970,
+    # is out of the valid time range); DCGM's blank sentinel is no value
+    own = {"prometheus-exposition-spec-example.prom": {1395066363000 * MS}}.get(name, set())
+    assert {r["ts"] for r in rows} == {at} | own
+    expected = {"prometheus-exposition-spec-example.prom":
+                {"time '-3982045' is outside 2000-01-01..2100-01-01 UTC"},
+                "dcgm-exporter-readme.prom": {"DCGM blank value"}}.get(name, set())
+    assert {why for _, why, _ in sink.rejects} == expected
 
 
 def stamped_copy(real_samples: Path, name: str, tmp_path: Path, host: str = "gpu-node-01") -> Path:

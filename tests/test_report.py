@@ -376,25 +376,21 @@ def test_incident_sections_show_evidence_and_impact_as_tables_and_why(investigat
     assert ["port", "down_at", "up_at", "source"] in evidence  # the flap's rows, a column a key
     assert any(r[:2] == ["spine-p0-01:swp2", "2026-11-30T03:02:00.099Z"] for r in evidence)
     assert ["what", "which"] in page.tables["impact"]
-    assert html.count("no explanation stored (run investigate again)") == 2
-    # a store with the diagnosis's explanations shows them instead
-    db = tmp_path / "explained.duckdb"
+    # what investigate stored (replay/explain.py): each incident's explanation, the root's
+    # cells in expected_counters' units
+    assert "no explanation stored (run investigate again)" not in html
+    assert html.count("of the residual") >= 2 and "chosen as a root cause" in html
+    cells = page.tables["explanation"]
+    assert cells[0] == ["port", "counter", "window", "observed", "without fault", "with fault"]
+    flap = [r for r in cells[1:] if r[0] == "spine-p0-01:swp2" and r[1] == "tx_bytes"]
+    assert flap and all(v.endswith(" Gb/s") for r in flap for v in r[3:])
+    # a store diagnosed before explanations were stored says so, once per incident
+    db = tmp_path / "unexplained.duckdb"
     shutil.copy(investigated["two_faults"], db)
     con = duckdb.connect(str(db))
-    rank = con.execute("SELECT rank FROM incidents WHERE kind = 'link_flap'").fetchone()[0]
-    con.execute("CREATE TABLE incident_explanations (rank INTEGER NOT NULL, explanation VARCHAR)")
-    con.execute("INSERT INTO incident_explanations VALUES (?, ?)", [rank, json.dumps({
-        "basis": "twin", "role": "root", "share": 0.146, "root": [
-            {"port": "spine-p0-01:swp2", "counter": "tx_bytes",
-             "window_start": "2026-11-30T03:03:00.000Z", "observed": 8.744e9,
-             "healthy": 1.249e10, "with_fault": 9.368e9}],
-        "runner_up": {"kind": "load_imbalance", "root_cause": {"type": "device", "id": "leaf-p0-02"},
-                      "share": 0.037, "why": "explains 4% of the residual, against 15%"}})])
+    con.execute("DELETE FROM incident_explanations")
     con.close()
     assert _report(db, tmp_path / "e").exit_code == 0
     html = (tmp_path / "e" / "report.html").read_text()
-    assert html.count("no explanation stored (run investigate again)") == 1  # the other one
-    assert "explains 15% of the residual" in html
-    assert "runner-up: load_imbalance device leaf-p0-02 explains 4%" in html
-    assert ["spine-p0-01:swp2", "tx_bytes", "03:03:00", "8.74G", "12.5G", "9.37G"] in \
-        Page(html).tables["explanation"]
+    assert html.count("no explanation stored (run investigate again)") == 2
+    assert "explanation" not in Page(html).tables

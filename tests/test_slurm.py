@@ -382,24 +382,55 @@ def test_real_squeue_json_v37_mixed_array_shapes(real_samples):
     assert [h["host"] for h in sink.collected("job_hosts")] == ["cs75"]
 
 
-@pytest.mark.parametrize("name", [
-    "squeue-default-output-man-example.txt",
-    "squeue-steps-output-man-example.txt",
-    "sinfo-default-output-man-example.txt",
-    "sinfo-Nel-output-man-example.txt",
-    "hostlist-expressions-valid.txt",
-    "hostlist-expressions-invalid.txt",
-    "scontrol-show-hostnames-tux1-3-output.txt",
+@pytest.mark.parametrize(("name", "what"), [
+    ("squeue-steps-output-man-example.txt", "`squeue -s` job step table: not supported"),
+    ("sinfo-default-output-man-example.txt", "`sinfo` partition table: not supported"),
+    ("sinfo-Nel-output-man-example.txt", "`sinfo -N` node table: not supported"),
+    ("hostlist-expressions-valid.txt", "a list of host names or Slurm hostlist expressions"),
+    ("hostlist-expressions-invalid.txt", "a list of host names or Slurm hostlist expressions"),
+    ("scontrol-show-hostnames-tux1-3-output.txt", "(as `scontrol show hostnames` prints): not "
+                                                  "supported"),
 ])
-def test_real_text_tables_are_unsupported(real_samples, name):
-    """squeue/sinfo tables carry no start/end: no jobs parser of ours claims them."""
-    from collectors.registry import recognize
+def test_real_text_tables_without_jobs_are_named_as_unsupported(real_samples, name, what):
+    """Slurm texts that place no job: no parser claims them, and the skip says what they are."""
+    from collectors.registry import describe_unrecognized, recognize
     from collectors.store.ingest import head_of
 
     head = head_of(real_samples / "slurm" / name)
     assert not any(p.sniff(head, f"jobs/{name}") for p in PARSERS)
-    parser = recognize(head, f"jobs/{name}")
-    assert parser is None or parser.family not in ("jobs", "topology")
+    assert recognize(head, f"jobs/{name}") is None
+    assert what in describe_unrecognized(head)
+
+
+def test_real_squeue_default_table(real_samples):
+    """squeue's job table: the running job on its hosts, started TIME before the collection
+    time; the pending ones without hosts (their NODELIST column is a reason)."""
+    at = _ns("2026-03-01T10:00:00")
+    parser, sink = run_parser(real_samples / "slurm" / "squeue-default-output-man-example.txt",
+                              manifest=Manifest(collected_at=at))
+    assert parser is not None and parser.name == "squeue_table"
+    assert (sink.loaded, sink.rejected) == (3, 0)
+    jobs = {j["job_id"]: (j["state"], j["nodelist"], j["start"], j["end"])
+            for j in sink.collected("jobs")}
+    assert jobs == {"12345": ("RUNNING", "dev[9-12]", at - 21 * NS, None),
+                    "12346": ("PENDING", "", None, None), "12348": ("PENDING", "", None, None)}
+    assert [h["host"] for h in sink.collected("job_hosts")] == ["dev9", "dev10", "dev11", "dev12"]
+
+
+def test_squeue_table_rejects_what_it_cannot_place(write):
+    from collectors.formats.slurm.tables import elapsed_ns
+
+    text = (" JOBID PARTITION NAME USER ST  TIME  NODES NODELIST(REASON)\n"
+            " 1 debug a u R 2-03:04:05 2 n[1-2]\n"
+            " 2 debug b u R 0:01 3 n[1-2]\n"       # NODES disagrees with the list
+            " 3 debug c u R soon 1 n1\n"           # not an elapsed time
+            " 4 debug d u R 0:01 1\n")             # a column short
+    path = write("jobs/squeue.txt", text)
+    _, sink = run_parser(path, manifest=Manifest(collected_at=_ns("2026-03-01T10:00:00")))
+    assert sink.loaded == 1 and [r[0] for r in sink.rejects] == [3, 4, 5]
+    assert sink.rejects[0][1] == "NODES is 3 but the node list n[1-2] names 2 hosts"
+    assert elapsed_ns("2-03:04:05") == ((2 * 24 + 3) * 3600 + 4 * 60 + 5) * NS
+    assert elapsed_ns("1:43:21") == (3600 + 43 * 60 + 21) * NS
 
 
 def test_every_real_slurm_json_is_recognized(real_samples):

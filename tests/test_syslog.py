@@ -158,8 +158,24 @@ def test_dmesg_T_uses_the_file_host_and_plain_dmesg_is_refused(write):
     assert events(sink) == [(ns("2023-02-14T18:48:25Z"), "gpu-node-0007", "ens2f0np0", "link_down")]
     assert sink.rejects == [(2, NO_WALL_CLOCK, "[    5.189354] mlx5_core 0000:01:00.0 "
                                                "enp1s0np0: Link up")]
-    assert NO_WALL_CLOCK == ("kernel timestamp is seconds since boot: collect with `dmesg -T` "
-                             "or journalctl -o short-iso")
+    assert "boot_time" in NO_WALL_CLOCK and "uptime -s" in NO_WALL_CLOCK
+
+
+def test_plain_dmesg_is_placed_by_an_uptime_line_or_the_manifest_boot_time(write):
+    text = "[    5.189354] mlx5_core 0000:01:00.0 enp1s0np0: Link down\n"
+    boot = ns("2026-03-01T08:00:00Z")
+    src_rel = "syslog/gpu-node-0007/dmesg.log"
+    sink = parse(write, text, rel=src_rel, manifest=Manifest(boot_time=boot))
+    assert events(sink) == [(boot + 5_189_354_000, "gpu-node-0007", "enp1s0np0", "link_down")]
+    # `uptime -s; dmesg`: the uptime line (local time: the manifest's zone) is framing
+    path = write(src_rel, "2026-03-01 10:00:00\n" + text)
+    parser, sink = run_parser(path, rel=src_rel, manifest=Manifest(timezone="+02:00"))
+    assert parser is PARSER and (sink.loaded, sink.rejected) == (1, 0)
+    assert events(sink) == [(boot + 5_189_354_000, "gpu-node-0007", "enp1s0np0", "link_down")]
+    from collectors.core.source import SourceFile
+    src = SourceFile(path, src_rel, Manifest(timezone="+02:00"))
+    PARSER.parse(src, Sink())
+    assert src.time_source == "boot_time"
 
 
 def test_dmesg_T_without_a_host_in_the_file_name_is_refused(write):
@@ -547,6 +563,14 @@ def test_real_plain_dmesg_is_refused_line_by_line(real_samples, name, lines):
     sink = real(real_samples, name, rel="syslog/gpu-node-0001/dmesg.log")
     assert sink.loaded == 0 and sink.rejected == lines
     assert {r[1] for r in sink.rejects} == {NO_WALL_CLOCK}
+    boot = ns("2026-03-01T08:00:00Z")
+    sink = real(real_samples, name, rel="syslog/gpu-node-0001/dmesg.log",
+                manifest=Manifest(boot_time=boot))
+    assert sink.loaded == lines and sink.rejected == 0
+    downs = {(e["ifname"], e["ts"] - boot) for e in sink.collected("events")
+             if e["kind"] == "link_down"}
+    assert downs == ({("enp1s0np0", 5_189_354_000)} if "cx6" in name else
+                     {("enp1s0f0np0", 18865_848172_000), ("enp1s0f1np1", 18866_057990_000)})
 
 
 def test_real_dmesg_T(real_samples):

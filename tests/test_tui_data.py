@@ -186,15 +186,15 @@ def test_console_pages_lazily_and_exports_the_whole_result(two_faults_db, tmp_pa
 def test_plot_marks_the_fault_window_and_the_expectation():
     t0 = datetime(2026, 1, 1)
     ts = [t0 + timedelta(seconds=10 * i) for i in range(100)]
-    obs = [0.0 if 40 <= i < 60 else 100.0 for i in range(100)]
-    series = Series("tx_bytes_per_s", ts, obs, [ts[0], ts[50]], [100.0, 50.0])
+    obs = [0.0 if 40 <= i < 60 else 12.5e9 for i in range(100)]  # 100 Gb/s
+    series = Series("tx_bytes_per_s", ts, obs, [ts[0], ts[50]], [12.5e9, 6.25e9])
     text = render_plot(series, width=110, height=8, fault=(ts[40], ts[59])).plain
     axis = next(line for line in text.splitlines() if "└" in line)
     marked = axis.count("▀")
     assert 0.17 * 100 <= marked <= 0.23 * 100  # 20% of the time axis, 100 columns
     assert "━" in text and "expected (twin)" in text and "fault window" in text
     top_row = text.splitlines()[0]
-    assert top_row.strip().startswith("100")  # the y axis tops at the largest value
+    assert top_row.strip().startswith("100.0│")  # the y axis tops at the largest, in Gb/s
 
 
 def test_tui_command_fails_in_one_line_without_a_store(tmp_path):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from pathlib import Path
 
 from test_tui_app import column, text_of, until  # the Pilot's helpers, shared
 from textual.widgets import DataTable, TextArea
@@ -22,6 +23,7 @@ from fabtwin.tui.screens.drill import MIN_SPAN
 pytest_plugins = ["tui_fixtures"]  # the stores these tests open
 
 FLAP = "leaf-p0-02:swp5--spine-p0-01:swp2"
+REPO = Path(__file__).resolve().parents[1]
 
 
 async def open_incident(app, pilot, kind: str) -> None:
@@ -57,8 +59,9 @@ async def test_drill_down_starts_on_the_kinds_counter_both_ends_and_peers_in_the
         # the view holds the incident's window, the plot shades it and names both ends
         assert drill.view[0] < inc.start and inc.end < drill.view[1]
         plot = text_of(app, "#plot")
-        assert "▀" in plot and FLAP.split("--")[0] in plot and "6 peer(s)" in plot
-        assert "130 Gb/s" in plot  # byte rates in Gb/s, the peers' 16.3 GB/s
+        assert "▀" in plot and FLAP.split("--")[0] in plot and "6 peers" in plot
+        # byte rates in Gb/s (fabtwin.units), the peers' 16.3 GB/s: the axis and legend
+        assert "130.0│" in plot and "Gb/s  ●" in plot
         # the flap's down time: the leaf end sends nothing, its peers keep sending
         leaf = next(ln for ln in drill.lines if ln.label == drill.own[0]).series
         peer = next(ln for ln in drill.lines if ln.label == "leaf-p0-02:swp6").series
@@ -104,32 +107,39 @@ async def test_drill_down_of_a_port_adds_its_cable_end_and_that_switchs_peers(st
         assert max(v for v in storm.observed if v is not None) > 0
 
 
-# the link_flap's explanation as replay/explain.py (branch i-explain) writes it for two_faults,
-# its fitted templates and victims' details left out
+# the link_flap's explanation as replay/explain.py writes it for two_faults (decide=False: the
+# detectors rank, the twin explains), one of its four cells and its fitted templates kept
 FLAP_EXPLANATION = {
     "basis": "twin", "role": "root", "share": 0.146, "explained": 2863.9, "penalty": 4.6,
     "residual": 19590.3,
     "windows": {"start": "2026-11-30T03:02:00.099Z", "end": "2026-11-30T03:04:15.190Z"},
     "root": [{"port": "spine-p0-01:swp2", "counter": "tx_bytes",
               "window_start": "2026-11-30T03:03:00.000Z", "observed": 8744000000.0,
-              "healthy": 12490000000.0, "with_fault": 9368000000.0, "noise": 50000000.0}],
+              "healthy": 12490000000.0, "with_fault": 9368000000.0, "noise": 50000000.0},
+             {"port": "spine-p0-01:swp2", "counter": "tx_packets",
+              "window_start": "2026-11-30T03:03:00.000Z", "observed": 2135000.0,
+              "healthy": 3050000.0, "with_fault": 2287000.0, "noise": 12210.0}],
     "fitted": {"down share": 1.0, "reroute": 1.0},
-    "runner_up": {"kind": "load_imbalance", "root_cause": {"type": "device", "id": "leaf-p0-02"},
-                  "share": 0.037, "explained": 721.6,
-                  "why": "explains 4% of the residual, against 15%"},
-    "other_roots": [], "victims": []}
+    "runner_up": {"kind": "pfc_storm", "root_cause": {"type": "port", "id": "leaf-p0-03:swp2"},
+                  "share": 0.0, "explained": 0.0, "why": "explains nothing beyond noise"},
+    "other_roots": [{"kind": "pfc_storm",
+                     "root_cause": {"type": "port", "id": "gpu-node-0011:eth0"}}],
+    "victims": [{"kind": "link_degraded", "root_cause": {"type": "link", "id": FLAP},
+                 "share_alone": 0.0}],
+    "ranked_by": "detector"}
 
 
-def store_explanation(db, rank: int, explanation: dict) -> None:
-    """What `investigate` stores on a branch with explanations (incident_explanations)."""
+def stored_explanation(db, rank: int) -> dict | None:
+    """What `investigate` stored for incident `rank` (incident_explanations)."""
     import duckdb
 
-    con = duckdb.connect(str(db))
-    con.execute("CREATE TABLE IF NOT EXISTS incident_explanations "
-                "(rank INTEGER NOT NULL, explanation VARCHAR)")
-    con.execute("INSERT INTO incident_explanations VALUES (?, ?)",
-                [rank, json.dumps(explanation)])
-    con.close()
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        row = con.execute("SELECT explanation FROM incident_explanations WHERE rank = ?",
+                          [rank]).fetchone()
+    finally:
+        con.close()
+    return json.loads(row[0]) if row else None
 
 
 def flap_rank(db) -> int:
@@ -142,42 +152,62 @@ def flap_rank(db) -> int:
         con.close()
 
 
-def test_explanation_text_reads_explains_and_the_designs_names_alike():
+def test_explanation_text_reads_what_explain_stores_and_the_designs_names_alike():
     text = as_text(FLAP_EXPLANATION)
-    assert text.splitlines()[0].startswith("explains 15% of the residual (2863.9 of 19590.3")
-    assert "runner-up: load_imbalance device leaf-p0-02 explains 4%" in text
-    assert "lost because it explains 4% of the residual, against 15%" in text
-    # the cell: observed, the twin without the fault, with it
-    assert re.search(r"spine-p0-01:swp2\s+tx_bytes\s+03:03:00\s+8\.74G\s+12\.5G\s+9\.37G", text)
+    assert text.splitlines()[0] == ("explains 15% of the residual (2863.9 of 19590.3 noise "
+                                    "units), chosen as a root cause")
+    assert "ranked by its detector's score" in text  # ranked_by: detector
+    assert "runner-up: pfc_storm port leaf-p0-03:swp2 explains 0%" in text
+    assert "lost because it explains nothing beyond noise" in text
+    assert "other roots of the residual: pfc_storm port gpu-node-0011:eth0" in text
+    assert f"explains as victims: link_degraded link {FLAP}" in text
+    # the cells: observed, the twin without the fault, with it, in expected_counters' units
+    # (bytes/s as Gb/s, packets per second)
+    assert re.search(r"spine-p0-01:swp2\s+tx_bytes\s+03:03:00\s+70\.0 Gb/s\s+99\.9 Gb/s\s+"
+                     r"74\.9 Gb/s", text)
+    assert re.search(r"tx_packets\s+03:03:00\s+2,135,000/s\s+3,050,000/s\s+2,287,000/s", text)
     designed = {"explained_share": 0.146, "runner_up": {
         "kind": "load_imbalance", "root_cause": {"type": "device", "id": "leaf-p0-02"},
         "explained_share": 0.037, "why": "x"}, "root": [
         {"port": "spine-p0-01:swp2", "counter": "tx_bytes", "window_start":
          "2026-11-30T03:03:00", "observed": 8.744e9, "without_fault": 1.249e10,
          "with_fault": 9.368e9}]}
-    assert cell_rows(designed) == cell_rows(FLAP_EXPLANATION)
+    assert cell_rows(designed) == cell_rows(FLAP_EXPLANATION)[:1]
     assert "explains 15% of the residual" in as_text(designed)
     assert "explains 4%" in as_text(designed)
+    assert as_text({"basis": "detector", "note": "no replay of this store"}) == \
+        "not tested on the twin: no replay of this store"
     assert as_text(None) == as_text({}) == NONE_STORED
 
 
-async def test_incident_screen_shows_the_explanation_or_says_none_is_stored(store_copy):
-    app = FabtwinApp(str(store_copy))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await open_incident(app, pilot, "link_flap")
-        assert NONE_STORED in text_of(app, "#evidence")
-    store_explanation(store_copy, flap_rank(store_copy), FLAP_EXPLANATION)
+async def test_incident_screen_shows_the_stored_explanation_or_says_none_is_stored(store_copy):
+    stored = stored_explanation(store_copy, flap_rank(store_copy))
+    assert stored and stored["basis"] == "twin"  # what main's investigate stores
     app = FabtwinApp(str(store_copy))
     async with app.run_test(size=(120, 40)) as pilot:
         await open_incident(app, pilot, "link_flap")
         shown = text_of(app, "#evidence")
-        assert "explains 15% of the residual" in shown and NONE_STORED not in shown
-        assert "runner-up: load_imbalance device leaf-p0-02" in shown and "12.5G" in shown
+        assert NONE_STORED not in shown
+        for line in as_text(stored).splitlines()[:3]:
+            assert line.strip() in shown
+        assert "chosen as a root cause" in shown and "runner-up: " in shown
+        cells = cell_rows(stored)
+        assert cells  # the root's cells, each value in its counter's unit
+        assert re.search(r"\s+".join(re.escape(v) for v in cells[0]), shown)
+        assert all(re.fullmatch(r"[\d,.]+ Gb/s|[\d,.]+/s", v) for c in cells for v in c[3:])
+    import duckdb
+
+    con = duckdb.connect(str(store_copy))
+    con.execute("DELETE FROM incident_explanations")  # a store diagnosed before issue 17
+    con.close()
+    app = FabtwinApp(str(store_copy))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_incident(app, pilot, "link_flap")
+        assert NONE_STORED in text_of(app, "#evidence")
 
 
 async def test_export_writes_markdown_and_json_and_never_overwrites(store_copy, tmp_path,
                                                                     monkeypatch):
-    store_explanation(store_copy, flap_rank(store_copy), FLAP_EXPLANATION)
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
@@ -197,7 +227,7 @@ async def test_export_writes_markdown_and_json_and_never_overwrites(store_copy, 
         assert js["root_cause"] == {"type": "link", "id": FLAP}
         assert list(js) == ["rank", "kind", "root_cause", "start", "end", "score", "summary",
                             "evidence", "explanation", "impact"]
-        assert js["explanation"] == FLAP_EXPLANATION
+        assert js["explanation"] == stored_explanation(store_copy, rank)
         assert js["evidence"] and js["evidence"][0]["down_at"].startswith("2026-11-30T03:02:00")
         assert md.startswith(f"# Incident #{rank}: link_flap on link `{FLAP}`")
         assert "- explains 15% of the residual" in md
@@ -331,7 +361,46 @@ async def test_wjh_drops_show_on_their_port(real_samples, tmp_path, private_stat
             ["neo-switch01:swp8", "Source MAC is multicast", "Error", "287"],
             ["neo-switch01:swp8", "Source MAC is multicast", "Error", "283"]]
         assert rows[0][5:] == ["03-01 18:25:02", "03-01 18:25:32"]  # its aggregation window
-        assert "2 drop report(s), 570 packets" in str(drops.border_title)
+        assert "2 drop reports, 570 packets" in str(drops.border_title)
+
+
+async def test_wjh_drops_on_a_degraded_link_show_on_its_port_as_the_diagnosis_reads_them(
+        tmp_path, private_state_dir):
+    """The link_degraded sample with the WJH records its switches would stream (test_wjh's
+    gnmic lines): the port view of the degraded link's leaf end lists its own L1 drops and a
+    buffer drop that names it only as the EgressPort (the event sits on the IngressPort,
+    swp1), as replay.wjh counts them for the incident; not the other port's drop."""
+    from test_wjh import wjh_line
+
+    from collectors.store.ingest import ingest_bundle
+    from collectors.store.writer import Store
+
+    bundle = tmp_path / "link_degraded"
+    shutil.copytree(REPO / "sample_traces" / "link_degraded", bundle)
+    (bundle / "gnmi" / "wjh.json").write_text("\n".join([
+        wjh_line("leaf-p0-01", "swp7", "03:05:00", "Bad signal integrity", 10021, 120),
+        wjh_line("leaf-p0-01", "swp7", "03:06:00", "Bad signal integrity", 10021, 80),
+        wjh_line("leaf-p0-01", "swp1", "03:06:30", "Tail drop", 503, 55, "buffer", "swp7"),
+        wjh_line("leaf-p0-02", "swp1", "03:05:00", "Tail drop", 503, 9, "buffer", "swp1"),
+    ]) + "\n")
+    db = tmp_path / "s.duckdb"
+    with Store.open(db) as store:
+        ingest_bundle(store, bundle, workers=1)
+    app = FabtwinApp(str(db))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.screen.query("#incidents"))
+        app.open_entity("port", "leaf-p0-01:swp7")
+        await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen"
+                    and app.screen.query("#drops") and app.screen.series is not None)
+        drops = app.screen.query_one("#drops", DataTable)
+        assert drops.display and drops.row_count == 3
+        rows = [[str(c) for c in drops.get_row_at(r)] for r in range(3)]
+        assert [r[1:5] for r in rows] == [  # newest first
+            ["leaf-p0-01:swp7", "Tail drop", "Error", "55"],
+            ["leaf-p0-01:swp7", "Bad signal integrity", "Error", "80"],
+            ["leaf-p0-01:swp7", "Bad signal integrity", "Error", "120"]]
+        assert "3 drop reports, 255 packets" in str(drops.border_title)
+        assert drops.region.height >= 4  # rows to read at 80x24, beside the other tables
 
 
 async def test_a_port_without_drops_hides_the_wjh_table(store_copy):
@@ -349,7 +418,7 @@ def test_evidence_table_has_a_column_per_key_and_byte_rates_in_gbps():
         {"port": "leaf-p0-01:swp5", "tx_bytes_per_s_peak": 5e10, "ecn_marked_per_s": 25217.0},
         {"port": "leaf-p0-01:swp6", "links": ["a", "b"]}])
     assert columns == ["port", "tx_bytes_per_s_peak", "ecn_marked_per_s", "links"]
-    assert rows == [["leaf-p0-01:swp5", "400 Gb/s", "25.22k", ""],
+    assert rows == [["leaf-p0-01:swp5", "400.0 Gb/s", "25,217/s", ""],
                     ["leaf-p0-01:swp6", "", "", "a, b"]]
 
 

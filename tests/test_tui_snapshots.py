@@ -1,4 +1,4 @@
-"""SVG snapshots of the main screens at 80x24 (pytest-textual-snapshot; update with
+"""SVG snapshots of every screen at 80x24 and 120x40 (pytest-textual-snapshot; update with
 `pytest tests/test_tui_snapshots.py --snapshot-update` after checking the new pictures)."""
 
 from __future__ import annotations
@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from datetime import datetime
 
+import pytest
 from textual.widgets import DataTable, TextArea
 
 from fabtwin.tui.app import FabtwinApp
@@ -13,7 +14,8 @@ from fabtwin.tui.results import ResultsGrid
 
 pytest_plugins = ["tui_fixtures"]  # the stores these tests open
 
-SIZE = (80, 24)
+# every screen where on-call meets it: a laptop's 80x24 terminal and a roomier one
+SIZES = pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
 
 
 async def _until(pilot, ready) -> None:
@@ -30,24 +32,58 @@ def _rows(pilot, selector: str):
         app.screen.query_one(selector, DataTable).row_count > 0
 
 
-def test_incidents_screen(snap_compare, store_copy):
+async def _first_incident(pilot) -> None:
+    """The incident ranked first, opened from the list, its plot loaded."""
+    await _until(pilot, _rows(pilot, "#incidents"))
+    await pilot.press("enter")
+    await _until(pilot, lambda: getattr(pilot.app.screen, "series", None) is not None)
+
+
+@SIZES
+def test_incidents_screen(snap_compare, store_copy, size):
     async def ready(pilot):
         await _until(pilot, _rows(pilot, "#incidents"))
 
-    assert snap_compare(FabtwinApp(str(store_copy)), terminal_size=SIZE, run_before=ready)
+    assert snap_compare(FabtwinApp(str(store_copy)), terminal_size=size, run_before=ready)
 
 
-def test_incident_detail_screen(snap_compare, store_copy):
+@SIZES
+def test_incident_detail_screen(snap_compare, store_copy, size):
     async def ready(pilot):
-        await _until(pilot, _rows(pilot, "#incidents"))
-        await pilot.press("enter")
-        await _until(pilot, lambda: getattr(pilot.app.screen, "series", None) is not None)
+        await _first_incident(pilot)
         await pilot.pause()
 
-    assert snap_compare(FabtwinApp(str(store_copy)), terminal_size=(100, 36), run_before=ready)
+    assert snap_compare(FabtwinApp(str(store_copy)), terminal_size=size, run_before=ready)
 
 
-def test_fabric_screen_during_the_flap(snap_compare, store_copy):
+@SIZES
+def test_drill_down_screen(snap_compare, store_copy, size):
+    async def ready(pilot):
+        await _first_incident(pilot)
+        await pilot.press("r")
+        await _until(pilot, lambda: getattr(pilot.app.screen, "SCOPE", "") == "entity"
+                     and pilot.app.screen.series is not None)
+        await pilot.pause()
+
+    assert snap_compare(FabtwinApp(str(store_copy)), terminal_size=size, run_before=ready)
+
+
+@SIZES
+def test_incident_drill_down_screen(snap_compare, store_copy, size):
+    """`d` on the flap: both ends over the leaf's and the spine's other uplinks, the window
+    shaded, the table of peaks under it."""
+    async def ready(pilot):
+        await _first_incident(pilot)
+        await pilot.press("d")
+        await _until(pilot, lambda: getattr(pilot.app.screen, "SCOPE", "") == "drill"
+                     and pilot.app.screen.lines)
+        await pilot.pause()
+
+    assert snap_compare(FabtwinApp(str(store_copy)), terminal_size=size, run_before=ready)
+
+
+@SIZES
+def test_fabric_screen_during_the_flap(snap_compare, store_copy, size):
     async def ready(pilot):
         await pilot.press("2")
         await _until(pilot, _rows(pilot, "#heatmap"))
@@ -58,20 +94,24 @@ def test_fabric_screen_during_the_flap(snap_compare, store_copy):
                      and "checking" not in str(head.render()))
         await pilot.pause()
 
-    assert snap_compare(FabtwinApp(str(store_copy)), terminal_size=SIZE, run_before=ready)
+    assert snap_compare(FabtwinApp(str(store_copy)), terminal_size=size, run_before=ready)
 
 
-def test_events_screen(snap_compare, store_copy):
+@SIZES
+def test_events_screen(snap_compare, store_copy, size):
     async def ready(pilot):
         await pilot.press("3")
         await _until(pilot, _rows(pilot, "#events"))
 
-    assert snap_compare(FabtwinApp(str(store_copy)), terminal_size=SIZE, run_before=ready)
+    assert snap_compare(FabtwinApp(str(store_copy)), terminal_size=size, run_before=ready)
 
 
-def test_sql_screen_with_results(snap_compare, store_copy):
+@SIZES
+def test_sql_screen_with_results(snap_compare, store_copy, size):
     async def ready(pilot):
         await pilot.press("4")
+        schema = pilot.app.screen.query_one("#schema")  # filled by a worker: wait for it
+        await _until(pilot, lambda: len(schema.root.children) > 0)
         editor = pilot.app.screen.query_one("#editor", TextArea)
         editor.cursor_blink = False
         editor.text = "SELECT device, count(*) AS n FROM samples GROUP BY 1 ORDER BY 1"
@@ -82,8 +122,9 @@ def test_sql_screen_with_results(snap_compare, store_copy):
         status.update("ran")  # the status line holds a timing that changes run to run
         await asyncio.sleep(0)
 
-    assert snap_compare(FabtwinApp(str(store_copy)), terminal_size=SIZE, run_before=ready)
+    assert snap_compare(FabtwinApp(str(store_copy)), terminal_size=size, run_before=ready)
 
 
-def test_help_screen(snap_compare, store_copy):
-    assert snap_compare(FabtwinApp(str(store_copy)), terminal_size=SIZE, press=["question_mark"])
+@SIZES
+def test_help_screen(snap_compare, store_copy, size):
+    assert snap_compare(FabtwinApp(str(store_copy)), terminal_size=size, press=["question_mark"])

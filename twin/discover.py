@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import networkx as nx
 import numpy as np
@@ -34,9 +35,30 @@ def natural_key(text: str) -> list:
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text)]
 
 
-def from_cabling(rows: Iterable[tuple[str, str, str, str]],
-                 speeds_gbps: dict[str, float] | None = None, default_gbps: float = 400.0) -> Fabric:
-    """A validated Fabric from cabling rows; `speeds_gbps` maps port ids to their speed."""
+@dataclass
+class Layout:
+    """What the cabling says before any regularity is asked of it: the cables (port-id pairs,
+    smaller first, each once), the device multigraph, the roles and the planes (sets of
+    switches, in natural order of their first switch). `fabtwin check` reads it to name what
+    breaks the rail-optimized design; `from_cabling` builds the twin on it."""
+
+    cables: dict[tuple[str, str], None]
+    graph: nx.MultiGraph
+    hosts: set[str]
+    leaves: set[str]
+    middle: set[str]  # spines (2 tiers) or aggs (3 tiers)
+    cores: set[str]
+    planes: list[set[str]]
+
+    @property
+    def plane_of(self) -> dict[str, int]:
+        """Switch -> its plane's index."""
+        return {n: p for p, comp in enumerate(self.planes) for n in comp}
+
+
+def layout(rows: Iterable[tuple[str, str, str, str]]) -> Layout:
+    """The `Layout` of cabling rows (TopologyError when there are none, or a core cabled to
+    something other than an agg)."""
     cables: dict[tuple[str, str], None] = {}
     for dev, ifn, peer, pif in rows:
         a, b = f"{dev}:{ifn}", f"{peer}:{pif}"
@@ -47,11 +69,20 @@ def from_cabling(rows: Iterable[tuple[str, str, str, str]],
     for a, b in cables:
         g.add_edge(a.split(":", 1)[0], b.split(":", 1)[0], ports=(a, b))
     hosts, leaves, middle, cores = _roles(g)
-    switches = set(g) - hosts
-    tiers = 3 if cores else 2
-    planes = list(nx.connected_components(g.subgraph(switches)))
+    planes = list(nx.connected_components(g.subgraph(set(g) - hosts)))
     planes.sort(key=lambda comp: natural_key(min(comp, key=natural_key)))
-    plane_of = {n: p for p, comp in enumerate(planes) for n in comp}
+    return Layout(cables, g, hosts, leaves, middle, cores, planes)
+
+
+def from_cabling(rows: Iterable[tuple[str, str, str, str]],
+                 speeds_gbps: dict[str, float] | None = None, default_gbps: float = 400.0) -> Fabric:
+    """A validated Fabric from cabling rows; `speeds_gbps` maps port ids to their speed."""
+    lay = layout(rows)
+    cables, g, hosts, leaves, middle, cores = (lay.cables, lay.graph, lay.hosts, lay.leaves,
+                                               lay.middle, lay.cores)
+    tiers = 3 if cores else 2
+    planes = lay.planes
+    plane_of = lay.plane_of
     host_list = sorted(hosts, key=natural_key)
     speed = speeds_gbps or {}
 
@@ -143,7 +174,7 @@ def _roles(g: nx.MultiGraph) -> tuple[set[str], set[str], set[str], set[str]]:
     upper = switches - leaves
     middle = {n for n in upper if any(m in leaves for m in g[n])}
     cores = upper - middle
-    for c in cores:
+    for c in sorted(cores, key=natural_key):  # the same error every run
         if any(m not in middle for m in g[c]):
             raise TopologyError(f"{c} is cabled to {next(m for m in g[c] if m not in middle)}: "
                                 "only leaf, spine/agg and core tiers are supported")

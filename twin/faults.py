@@ -7,7 +7,9 @@ Adding a kind: a params struct (tag = its name), an injector, one `FaultKind` in
 detector in replay and a style in the app (tests check that every kind has both).
 
 The `[[faults]]` keys, per kind (times take `_s` or `_ms`, not both; `kind` defaults to link_down):
-- every kind: `at_s`/`at_ms` (default 0), `duration_s`/`duration_ms`.
+- every kind: `at_s`/`at_ms` (default 0), `duration_s`/`duration_ms`; `silent_root = true`
+  (generate): the device at the root exports nothing (a link's upper end, a port's device, the
+  device itself), so the fault shows only through its neighbours' ends.
 - link_down, link_flap, link_degraded: which links, one of `link = "a--b"`, `links = [...]`,
   `fraction = 0.1` (of the fabric links, drawn with the scenario's seed), `plane = N`, or a
   selector table `links = {leaf_uplinks_to_first_spines = 2}` / `links = {fraction = 0.1,
@@ -15,10 +17,18 @@ The `[[faults]]` keys, per kind (times take `_s` or `_ms`, not both; `kind` defa
   a generated bundle takes `link` only (labels.json names one root cause per fault).
   link_down stays down in a generated bundle; in a what-if, back up after its duration if given.
   link_flap: `repeat` (default 1) down periods of `duration`, every `period_s`/`period_ms`
-  (default twice the duration). link_degraded: `speed_gbps` and/or `loss` (in [0, 1)).
+  (default twice the duration); `logged = false` (generate): no syslog line and no sample sees
+  it down when it is shorter than a sample, only the carrier_transitions / link_down_events
+  counters move. link_degraded: `speed_gbps` and/or `loss` (in [0, 1)); `counted = false`
+  (generate): silent loss, no FCS or symbol error counted, the receiver just counts fewer packets
+  than the sender sent.
 - pfc_storm: `host`, `nic` and `plane` (default 0): that NIC keeps pausing its leaf port.
-- congestion: `host` (the incast receiver), `senders` (default 8) send to it at line rate.
-- load_imbalance: `device`, a leaf left in ECMP (adaptive routing off).
+- congestion: `host` (the incast receiver), `senders` (default 8) send to it at line rate;
+  `victim_marks = 2.0` (generate): the upstream ports the leaf pauses mark that many times the
+  root's ECN marks (victims louder than the root).
+- load_imbalance: `device`, a leaf left in ECMP (adaptive routing off); or, with
+  `weights_cv = 0.2`, splitting over its uplinks by fixed weights of that coefficient of
+  variation (a mild imbalance, no hash collisions).
 Without a duration a fault lasts 60 s in a generated bundle and to the end in a what-if.
 
 Only msgspec and the standard library are imported at the top: the TUI and replay read the
@@ -51,6 +61,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from twin.engine import LinkChange, Storm, Transfers
+    from twin.routing import FabricState
     from twin.topology import Fabric
 
 Loss = Annotated[float, msgspec.Meta(ge=0, lt=1)]
@@ -63,6 +74,7 @@ class FaultParams(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, tag_
     at_ms: NonNegative | None = None
     duration_s: Positive | None = None
     duration_ms: Positive | None = None
+    silent_root: bool = False  # generate: the root's device writes no file
 
 
 class LinkParams(FaultParams):
@@ -83,11 +95,13 @@ class LinkFlap(LinkParams, tag="link_flap"):
     repeat: Count = 1
     period_s: Positive | None = None
     period_ms: Positive | None = None
+    logged: bool = True  # generate: false writes no syslog line for it
 
 
 class LinkDegraded(LinkParams, tag="link_degraded"):
     speed_gbps: Positive | None = None
     loss: Loss | None = None
+    counted: bool = True  # generate: false is silent loss (no error counter moves)
 
 
 class PfcStorm(FaultParams, tag="pfc_storm"):
@@ -99,10 +113,12 @@ class PfcStorm(FaultParams, tag="pfc_storm"):
 class Congestion(FaultParams, tag="congestion"):
     host: str
     senders: Count = 8
+    victim_marks: Positive | None = None  # generate: paused upstream ports' ECN / the root's
 
 
 class LoadImbalance(FaultParams, tag="load_imbalance"):
     device: str
+    weights_cv: Annotated[float, msgspec.Meta(gt=0, le=1)] | None = None  # fixed uplink weights
 
 
 @dataclass
@@ -121,6 +137,22 @@ class Fault:
     ecmp_leaf: int | None = None
     downs: list[tuple[float, float]] = field(default_factory=list)  # link down intervals
     victims: list[str] = field(default_factory=list)
+    weighted_leaf: int | None = None  # load_imbalance with weights_cv: the leaf, and its
+    uplink_weights: np.ndarray | None = None  # split over its uplinks
+    silent_device: str | None = None  # generate: the device that exports nothing
+    logged: bool = True  # generate: link events written to syslog
+    counted: bool = True  # generate: a lossy link's errors counted (False: silent loss)
+    loss: float = 0.0  # link_degraded: the share of packets lost
+    victim_marks: float | None = None  # generate: congestion's upstream ECN, times the root's
+    hard_cases: list[str] = field(default_factory=list)  # issue 17's hard cases it is (labels)
+
+    def apply(self, state: FabricState) -> None:
+        """What the fault does to the switches' configuration (capacity changes and storms are
+        the engine's events): a leaf left in ECMP, or one splitting by fixed weights."""
+        if self.ecmp_leaf is not None:
+            state.ecmp_switches.add(self.ecmp_leaf)
+        if self.uplink_weights is not None and self.weighted_leaf is not None:
+            state.weighted_switches[self.weighted_leaf] = self.uplink_weights
 
 
 @dataclass
@@ -219,7 +251,11 @@ def inject_link_flap(p: LinkFlap, ctx: Context) -> Fault:
     at = ctx.seconds(p, "at", 0.0)
     dur = ctx.seconds(p, "duration", 60.0 if ctx.generated else 0.01)
     period = ctx.seconds(p, "period", 2 * dur)
-    return _down("link_flap", p, ctx, [(at + k * period, at + k * period + dur) for k in range(p.repeat)])
+    out = _down("link_flap", p, ctx, [(at + k * period, at + k * period + dur) for k in range(p.repeat)])
+    out.logged = p.logged
+    if not p.logged:
+        out.hard_cases.append("short_flap")
+    return out
 
 
 def inject_link_degraded(p: LinkDegraded, ctx: Context) -> Fault:
@@ -231,12 +267,20 @@ def inject_link_degraded(p: LinkDegraded, ctx: Context) -> Fault:
     cables, root = _cables(p, ctx)
     at = ctx.seconds(p, "at", 0.0)
     dur = ctx.seconds(p, "duration", ctx.default_duration_s)
-    out = Fault("link_degraded", "link", root, at, at + dur if dur else math.inf)
+    out = Fault("link_degraded", "link", root, at, at + dur if dur else math.inf, counted=p.counted,
+                loss=float(p.loss or 0.0))
+    # silent loss in a bundle: adaptive routing reacts to queues, not to drops nobody counts, so
+    # the link keeps its share of the traffic; the writer drops `loss` of it at the receiver
+    engine_loss = 0.0 if ctx.generated and not p.counted else out.loss
     for c in cables:
         full = float(ctx.fabric.cable_gbps[c])
-        out.changes.append(LinkChange(at, c, float(p.speed_gbps or full), float(p.loss or 0.0)))
+        out.changes.append(LinkChange(at, c, float(p.speed_gbps or full), engine_loss))
         if dur:
             out.changes.append(LinkChange(at + dur, c, full))
+    if p.loss and not p.counted:
+        out.hard_cases.append("silent_loss")
+    if cables and p.speed_gbps is not None and p.speed_gbps < float(ctx.fabric.cable_gbps[cables[0]]):
+        out.hard_cases.append("low_speed")
     return out
 
 
@@ -277,20 +321,39 @@ def inject_congestion(p: Congestion, ctx: Context) -> Fault:
     at = ctx.seconds(p, "at", 0.0)
     cable = int(f.ep_cable[int(np.flatnonzero(f.ep_host == h)[0])])
     n, line = len(others), f.cable_gbps[cable] * 1e9 / 8
-    out = Fault("congestion", "port", f.cable_port_b[cable], at, at + dur)
+    out = Fault("congestion", "port", f.cable_port_b[cable], at, at + dur,
+                victim_marks=p.victim_marks, hard_cases=["loud_victims"] if p.victim_marks else [])
     out.extra_traffic = Transfers(np.array(others), np.full(n, h), np.full(n, line / n * dur),
                                   np.full(n, at), job=np.full(n, -2))
     return out
 
 
 def inject_load_imbalance(p: LoadImbalance, ctx: Context) -> Fault:
-    """The leaf runs ECMP (adaptive routing off) for the whole run."""
+    """The leaf runs ECMP (adaptive routing off) for the whole run; with `weights_cv`, it splits
+    over its uplinks by fixed weights instead (mean 1, that coefficient of variation)."""
     n = ctx.node("device", p.device, 1, "a leaf")
     at = ctx.seconds(p, "at", 0.0)
     dur = ctx.seconds(p, "duration", ctx.default_duration_s)
     out = Fault("load_imbalance", "device", p.device, at, at + dur if dur else math.inf)
-    out.ecmp_leaf = n
+    if p.weights_cv is None:
+        out.ecmp_leaf = n
+        return out
+    z = ctx.rng.standard_normal(len(ctx.fabric.leaf_up_cables[n]))
+    z = (z - z.mean()) / z.std() if z.std() > 0 else z
+    out.weighted_leaf = n
+    out.hard_cases.append("mild_imbalance")
+    out.uplink_weights = (1 + p.weights_cv * z).clip(0.05, None)  # clipped only when cv is large
     return out
+
+
+def _root_device(fabric: Fabric, fault: Fault) -> str:
+    """The device a `silent_root` fault silences: a link's upper end (the switch of a host link,
+    the spine of a leaf-spine link), a port's device, or the device itself."""
+    if fault.root_type == "device":
+        return fault.root_id
+    ports = fault.root_id.split("--")
+    kind = dict(zip(fabric.node_name, fabric.node_kind, strict=True))
+    return max((p.split(":", 1)[0] for p in ports), key=lambda d: int(kind[d]))
 
 
 @dataclass(frozen=True)
@@ -329,4 +392,11 @@ def inject(fabric: Fabric, faults: list[FaultParams], source: Source, seed: int,
     import numpy as np
 
     rng = np.random.default_rng(seed)
-    return [kind_of(p).inject(p, Context(fabric, source, i, rng, generated)) for i, p in enumerate(faults)]
+    out = []
+    for i, p in enumerate(faults):
+        fault = kind_of(p).inject(p, Context(fabric, source, i, rng, generated))
+        if p.silent_root:
+            fault.silent_device = _root_device(fabric, fault)
+            fault.hard_cases.insert(0, "silent_device")
+        out.append(fault)
+    return out

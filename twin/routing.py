@@ -81,6 +81,8 @@ class FabricState:
     # cut to their headers and sent again, sprayed anew, so each path delivers at most its
     # capacity (`_trimmed_spray`); without it an even split stalls on the slowest path
     spray_trims: bool = False
+    # leaves splitting over their uplinks by fixed weights (one per leaf_up_cables entry)
+    weighted_switches: dict[int, np.ndarray] = field(default_factory=dict)
     cable_gbps: np.ndarray = field(init=False)  # current capacity (degraded or 0 when down)
     converged_alive: np.ndarray = field(init=False)  # cable usable for ECMP/spray next hops
     nic_gbps: np.ndarray = field(init=False)  # cable capacity as the NIC's plane balancing knows it
@@ -111,6 +113,7 @@ class FabricState:
         other = copy.copy(self)
         other.mode = list(self.mode)
         other.ecmp_switches = set(self.ecmp_switches)
+        other.weighted_switches = dict(self.weighted_switches)
         for name in ("cable_gbps", "cable_loss", "converged_alive", "nic_gbps", "overflowing"):
             setattr(other, name, getattr(self, name).copy())
         return other
@@ -265,11 +268,14 @@ def route(state: FabricState, src_ep: np.ndarray, dst_ep: np.ndarray,
     modes = np.array([state.mode[p] for p in range(f.spec.planes)])[plane]
     if state.ecmp_switches:  # leaves left in ECMP (misconfigured, adaptive routing off)
         modes = np.where(np.isin(f.ep_leaf[src_ep], list(state.ecmp_switches)), "ecmp", modes)
+    if state.weighted_switches:
+        modes = np.where(np.isin(f.ep_leaf[src_ep], list(state.weighted_switches)), "weighted", modes)
     clean = _clean_planes(state)[plane]
     parts = [host]
     for name in dict.fromkeys(modes[cross].tolist()):  # modes in first-use order
         idx = np.flatnonzero(cross & (modes == name))
-        parts.append(BALANCERS[name](Crossing(state, up, s_leaf, d_leaf, entropy, clean, idx)))
+        balancer = weighted if name == "weighted" else BALANCERS[name]
+        parts.append(balancer(Crossing(state, up, s_leaf, d_leaf, entropy, clean, idx)))
     return _incidence(parts, f.n_links, n)
 
 
@@ -511,6 +517,32 @@ def spray(c: Crossing) -> Part:
 def ar(c: Crossing) -> Part:
     """Adaptive routing: by capacity over the paths alive now, then balanced on load."""
     return _split(c, adaptive=True)
+
+
+def weighted(c: Crossing) -> Part:
+    """A leaf splitting its flows over its uplinks by fixed weights (`weighted_switches`: a
+    misconfigured weighted ECMP or adaptive-routing port weights), over the paths alive now;
+    each uplink's share is spread evenly over the paths above it."""
+    state = c.state
+    f = state.fabric
+    s, d = c.s_leaf[c.idx], c.d_leaf[c.idx]
+    paths, down = _path_cables(state, c.up, s, d)
+    usable = _path_ok(state.cable_gbps > 0, paths)
+    leaves = sorted(f.leaf_up_cables)
+    weights = np.zeros(c.up.shape)
+    for node, w in state.weighted_switches.items():
+        weights[leaves.index(node), : len(w)] = w
+    # the uplink (position in c.up's row) each path leaves by
+    j = np.argmax(paths[:, :, :1] == c.up[s][:, None, :], axis=2)
+    onehot = (j[:, :, None] == np.arange(c.up.shape[1])) & usable[:, :, None]
+    per_uplink = np.take_along_axis(onehot.sum(axis=1), j, axis=1)  # usable paths on each one
+    w = np.where(usable, weights[s[:, None], j] / np.maximum(per_uplink, 1), 0.0)
+    w /= np.maximum(w.sum(axis=1, keepdims=True), 1e-300)
+    present = (paths >= 0) & (w[:, :, None] > 0)
+    links = 2 * paths + down[None, None, :]
+    flow = np.broadcast_to(np.arange(len(s))[:, None, None], paths.shape)
+    vals = np.broadcast_to(w[:, :, None], paths.shape)
+    return Part(links[present], c.idx[flow[present]], vals[present])
 
 
 # the load balancing modes, by the name scenarios and the CLI use; a new mode is one line here

@@ -72,7 +72,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 import numpy as np
@@ -213,12 +213,24 @@ class RunTable(_Table):
     flows: str | None = None
 
 
+VENDORS = ("cumulus", "sonic", "eos")  # switch OSes generate names interfaces and logs for
+
+
 class TelemetryTable(_Table):
-    """[telemetry] (fabtwin generate): the window the bundle covers."""
+    """[telemetry] (fabtwin generate): the window the bundle covers, and the fleet's realism
+    beyond what every bundle has (the defaults add nothing: twin/synth/__init__.py)."""
 
     start: str = "2026-11-30T03:00:00Z"
     duration_s: Positive = 600
     sample_s: Positive = 10
+    skew_ms: Annotated[int, msgspec.Meta(ge=0, le=60_000)] = 300  # clock offsets, +- this
+    vendors: Annotated[list[Literal[VENDORS]], msgspec.Meta(min_length=1)] = msgspec.field(  # type: ignore[valid-type]
+        default_factory=lambda: ["cumulus"])
+    # stamp: the timestamp jitters, the values are the nominal instant's; read: both agree
+    jitter: Literal["stamp", "read"] = "stamp"
+    counters: Literal["basic", "full"] = "basic"  # full: carrier, link-down events, port speed
+    noise: bool = False  # stray FCS errors, pause bursts, ECN microbursts, a counter clear
+    silent: list[str] = []  # devices that export nothing
 
 
 class SweepTable(_Table):
@@ -247,7 +259,8 @@ class Document(_Table):
 
 # listed in the error when a value is not one of them
 CHOICES = {"kind": FAULT_KINDS, "mode": MODES, "nic": NIC_MODES, "collective": COLLECTIVES,
-           "tiers": (2, 3)}
+           "tiers": (2, 3), "vendors": VENDORS, "counters": ("basic", "full"),
+           "jitter": ("stamp", "read")}
 
 
 @dataclass
@@ -398,7 +411,8 @@ def what_if_faults(fabric: Fabric, sc: Scenario) -> list[Fault]:
 
 def apply_faults(state: FabricState, traffic: Transfers, faults: list[Fault]) -> Transfers:
     """ECMP leaves into `state`; the traffic with the faults' own (incasts) added."""
-    state.ecmp_switches |= {f.ecmp_leaf for f in faults if f.ecmp_leaf is not None}
+    for f in faults:
+        f.apply(state)
     extra = [f.extra_traffic for f in faults if f.extra_traffic is not None]
     return Transfers.concat([traffic, *extra]) if extra else traffic
 

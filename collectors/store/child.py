@@ -74,7 +74,7 @@ def _child_main(conn: Connection, parser: Any, src: SourceFile, addresses: dict,
         sink = Sink(flush=send, addresses=addresses, ifmaps=ifmaps)
         run_parser(parser, src, sink)
         conn.send(("done", (sink.loaded, sink.rejected, dict(sink.rows), sink.first_reject,
-                            sink.ended_early)))
+                            sink.ended_early, sink.time_source)))
     except BaseException as exc:  # noqa: BLE001 - every failure goes to the parent, as is
         _send_error(conn, exc)
     finally:
@@ -139,7 +139,8 @@ def parse_in_child(parser: Any, src: SourceFile, sha: str, addresses: dict,
             if msg[0] == "batch":
                 yield msg[1], msg[2]
             elif msg[0] == "done":
-                out.loaded, out.rejected, out.rows, out.first_reject, out.ended_early = msg[1]
+                (out.loaded, out.rejected, out.rows, out.first_reject, out.ended_early,
+                 out.time_source) = msg[1]
                 return
             else:
                 raise msg[1]

@@ -11,24 +11,28 @@ import gzip
 import json
 import os
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import tzinfo
 from functools import cache
 from itertools import groupby
 from pathlib import Path
 
-from collectors.core.source import Manifest, Parser, SourceFile
-from collectors.core.timeparse import TimeError, tz_from_name
-from collectors.registry import parsers, recognize
+from collectors.core.source import CONTEXT_KEYS, Manifest, Parser, SourceFile, known_host_of
+from collectors.core.timeparse import TimeError, parse_any, tz_from_name
+from collectors.formats.syslog import boot_ns, uptime_line
+from collectors.registry import describe_unrecognized, parsers
 from collectors.settings import duckdb_memory
 from collectors.store.child import parse_in_child, wants_child
 from collectors.store.frames import head_of, sha256_of
 from collectors.store.pool import (
     POOL_MAX_BYTES,
+    POOL_MIN_BYTES,
     POOL_MIN_FILES,
     Found,
+    LocalPool,
     ParsedFile,
     ParsePool,
     Task,
@@ -59,15 +63,80 @@ def read_manifest(root: Path, follow_symlinks: bool = False) -> Manifest:
         raise BundleError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from exc
     if not isinstance(data, dict):
         raise BundleError(f"{path}:1: expected a JSON object")
-    tz = data.get("timezone")
+    text = path.read_text()
+    top = _context(data, data.get("timezone"), path, text, "")
+    # "context" ("files" is generate's list of the files it wrote)
+    rules = data.get("context", {})
+    if isinstance(rules, dict):  # {"pattern": {...}}, or [{"path": "pattern", ...}]
+        rules = [{"path": k, **v} if isinstance(v, dict) else None for k, v in rules.items()]
+    if not isinstance(rules, list):
+        raise BundleError(f"{path}:{_line_of(text, 'context')}: 'context' must map patterns to "
+                          "objects (or be a list of objects with a 'path')")
+    files = []
+    for rule in rules:
+        pattern = rule.get("path") if isinstance(rule, dict) else None
+        if not isinstance(pattern, str) or not pattern:
+            raise BundleError(f"{path}:{_line_of(text, 'context')}: each entry of 'context' needs "
+                              "a 'path' pattern and an object of context")
+        body = {k: v for k, v in rule.items() if k != "path"}
+        ctx = _context(body, body.get("timezone", top.get("timezone")), path, text, pattern)
+        files.append((pattern, tuple(ctx.items())))
+    return Manifest(str(data.get("name", "")), str(data.get("description", "")),
+                    files=tuple(files), **top)  # type: ignore[arg-type]
+
+
+def _context(data: dict, tz: object, path: Path, text: str, where: str) -> dict[str, object]:
+    """The context keys (`CONTEXT_KEYS`) of the manifest or of one of its `files` entries,
+    checked and converted (times to ns); BundleError names the file, line and key."""
+    def bad(key: str, why: str) -> BundleError:
+        entry = f" (context entry {where!r})" if where else ""
+        return BundleError(f"{path}:{_line_of(text, key, where)}: '{key}'{entry} {why}")
+
+    unknown = [k for k in data if k not in CONTEXT_KEYS] if where else []
+    if unknown:
+        raise bad(unknown[0], f"is not a context key (known: {', '.join(CONTEXT_KEYS)})")
+    out: dict[str, object] = {}
     try:
-        tz_from_name(tz)
+        zone = tz_from_name(tz) if tz is None or isinstance(tz, str) else None
     except TimeError as exc:
-        raise BundleError(f"{path}:1: {exc}") from exc
-    year = data.get("year")
-    if year is not None and not isinstance(year, int):
-        raise BundleError(f"{path}:1: 'year' must be an integer")
-    return Manifest(str(data.get("name", "")), str(data.get("description", "")), tz, year)
+        raise bad("timezone", str(exc)) from exc
+    if "timezone" in data:
+        if not isinstance(data["timezone"], str | None):
+            raise bad("timezone", "must be a zone name such as 'UTC' or '+02:00'")
+        out["timezone"] = data["timezone"]
+    if "year" in data:
+        if data["year"] is not None and not isinstance(data["year"], int):
+            raise bad("year", "must be an integer")
+        out["year"] = data["year"]
+    for key in ("host", "interface"):
+        if key in data:
+            if not isinstance(data[key], str) or not data[key].strip():
+                raise bad(key, "must be a non-empty string")
+            out[key] = data[key].strip()
+    for key in ("collected_at", "boot_time"):
+        if key in data:
+            try:
+                out[key] = parse_time(data[key], zone)
+            except TimeError as exc:
+                raise bad(key, f"is not a time: {exc}") from exc
+    return out
+
+
+def parse_time(value: object, zone: tzinfo | None = None) -> int:
+    """A time as a person writes it in a manifest or on the command line: ISO-8601 (one without
+    an offset is in `zone`, refused if None) or seconds since the epoch; ns."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise TimeError(f"{value!r}: expected ISO-8601 text or seconds since the epoch")
+    if isinstance(value, int | float):
+        value = repr(value)
+    return parse_any(value.strip(), zone)
+
+
+def _line_of(text: str, key: str, near: str = "") -> int:
+    """The line of `"key"` in the manifest's text (after `near`, when given), for errors."""
+    start = text.find(f'"{near}"') if near else 0
+    at = text.find(f'"{key}"', max(start, 0))
+    return text.count("\n", 0, at) + 1 if at >= 0 else 1
 
 
 
@@ -171,6 +240,8 @@ class IngestSummary:
             "rejected": sum(f.rejected for f in loaded),
             "files": [f.as_json() for f in self.files if f.status != "skipped"],
             "skipped": [{"path": f.path, "reason": f.reason} for f in self.skipped],
+            # times guessed from the files' modification times: never to pass for measured ones
+            "timed_by_mtime": [f.path for f in loaded if f.time_source == "mtime"],
             "store": self.totals,
         }
 
@@ -182,18 +253,26 @@ def ingest_bundle(
     workers: int | None = None,
     totals: bool = True,
     follow_symlinks: bool = False,
+    host: str | None = None,
+    collected_at: int | None = None,
 ) -> IngestSummary:
     """Ingest every file of `bundle` into `store`; `progress(path, done_bytes, total_bytes)`.
     `totals=False` leaves `summary.totals` empty (they scan the whole store: seconds on a big
     one). Symbolic links out of the bundle are listed as skipped, not read, unless
     `follow_symlinks` (`bundle_files`).
 
+    `host` and `collected_at` (ns) are the command line's context (`--host`, `--time`): they
+    override the manifest's for every file (`Manifest.for_file`); rows timed by them are
+    `time_source = 'cli'` in `files`.
+
     A file with a path the store holds from this bundle directory, or whose earlier version is
     its beginning (it grew), supersedes that version (`superseded_versions`): the earlier rows
     go in the transaction that loads the new ones.
 
-    Files are parsed by `workers` processes (default: `pool.default_workers()`, the
-    machine's cores; 1 parses in this process) when the bundle has enough of them, and a big
+    Small files are parsed a chunk at a time by `workers` processes (default:
+    `pool.default_workers()`, the machine's cores) when the bundle's new files are enough of
+    them and bytes to pay for the workers' start (`wants_pool`), else in this process
+    (`pool.LocalPool`), and a big
     gnmic file by a child process (`collectors.store.child`) when `workers` > 1; the result, file ids
     included, is the same either way. Processes are spawned: a script calling this needs the
     `if __name__ == "__main__":` guard, or `workers=1`.
@@ -202,7 +281,7 @@ def ingest_bundle(
     if not root.exists():
         raise BundleError(f"{root}: no such bundle")
     base = root if root.is_dir() else root.parent
-    manifest = read_manifest(base, follow_symlinks)
+    manifest = with_cli_context(read_manifest(base, follow_symlinks), host, collected_at)
     summary = IngestSummary(str(root), store.path)
     paths, not_read = bundle_files(root, follow_symlinks)
     files = [(path, path.relative_to(base).as_posix()) for path in paths]
@@ -215,9 +294,8 @@ def ingest_bundle(
     found = _already_loaded(files, shas, seen)
     new = [(path, rel, sha) for (path, rel), sha, f in zip(files, shas, found, strict=True)
            if f is None]
-    pool = None
-    if workers > 1 and len(new) >= POOL_MIN_FILES:
-        pool = ParsePool(workers)
+    # small files are parsed a chunk at a time, by worker processes or here (`LocalPool`)
+    pool: ParsePool | LocalPool = ParsePool(workers) if wants_pool(workers, new) else LocalPool()
     # DuckDB's memory while ingesting, unless the store was opened with a limit (or the env's):
     # collectors.settings says why 256MB
     limit = nullcontext() if store.memory_chosen or store.path == ":memory:" else \
@@ -225,31 +303,25 @@ def ingest_bundle(
     with limit:
         try:
             # the rest: sniffed (and hashed if need be) by the workers, or sniffed here
-            rest = iter(pool.recognize(new) if pool is not None else
-                        [Found(sha, recognize(head_of(p), r), False) for p, r, sha in new])
+            rest = iter(pool.recognize(new))
             found = [f if f is not None else next(rest) for f in found]
-            plan = [_Planned(f.parser.priority if f.parser else 99, rel,  # type: ignore[attr-defined]
-                             SourceFile(path, rel, manifest), f.parser,  # type: ignore[arg-type]
-                             path.stat().st_size, f.sha, f.unchanged)
-                    for (path, rel), f in zip(files, found, strict=True)]
-            plan.sort(key=lambda t: (t.priority, t.rel))
-            _mark_superseded(plan, store, root)
+            plan = _plan(files, found, manifest, store, root)
             total = sum(p.size for p in plan) or 1
             done = 0
+            named = _named_hosts(plan)
             for _, level_items in groupby(plan, key=lambda t: t.priority):
                 level = list(level_items)
-                parsed: Iterator[ParsedFile] = iter(())
-                if pool is not None:
-                    version = pool.set_maps(*store.lookup_maps())
-                    parsed = pool.run(Task(p.src, p.parser.name, p.sha, version, p.size)  # type: ignore[union-attr]
-                                      for p in level if p.poolable)
+                _name_known_hosts(level, store, named)
+                version = pool.set_maps(*store.lookup_maps())
+                parsed = pool.run(Task(p.src, p.parser.name, p.sha, version, p.size)  # type: ignore[union-attr]
+                                  for p in level if p.poolable)
                 for p in level:
                     if progress:
                         progress(p.rel, done, total)
                     if p.unchanged:
                         summary.files.append(FileResult(p.rel, "unchanged", p.parser.name,  # type: ignore[union-attr]
                                                         reason=UNCHANGED))
-                    elif pool is not None and p.poolable:
+                    elif p.poolable:
                         summary.files.append(_load_parsed(store, p, next(parsed), str(root)))
                     else:
                         summary.files.append(_ingest_here(store, p, known, str(root), workers))
@@ -261,14 +333,99 @@ def ingest_bundle(
                 store.record_not_read(rel, reason, str(root))
                 summary.files.append(FileResult(rel, "skipped", reason=reason))
         finally:
-            if pool is not None:
-                pool.close()
+            pool.close()
         store.commit()
     if progress:
         progress("", total, total)
     if totals:
         summary.totals = store_totals(store)
     return summary
+
+
+def _plan(files: list[tuple[Path, str]], found: list[Found], manifest: Manifest, store: Store,
+          root: Path) -> list[_Planned]:
+    """What to do with each file, in load order (priority, then path): its parser, context and
+    boot time, and which earlier versions it supersedes."""
+    plan = [_Planned(f.parser.priority if f.parser else 99, rel,  # type: ignore[attr-defined]
+                     SourceFile(path, rel, manifest.for_file(rel)),
+                     f.parser,  # type: ignore[arg-type]
+                     path.stat().st_size, f.sha, f.unchanged)
+            for (path, rel), f in zip(files, found, strict=True)]
+    plan.sort(key=lambda t: (t.priority, t.rel))
+    _boot_times_beside(plan)
+    _mark_superseded(plan, store, root)
+    return plan
+
+
+def wants_pool(workers: int, new: list[tuple[Path, str, str]]) -> bool:
+    """Whether the `new` files (path, name, sha256) are worth a pool of `workers` processes:
+    enough of them, and enough bytes among those a worker would take (`POOL_MIN_BYTES`)."""
+    if workers <= 1 or len(new) < POOL_MIN_FILES:
+        return False
+    sizes = (path.stat().st_size for path, _, _ in new)
+    return sum(n for n in sizes if n < POOL_MAX_BYTES) >= POOL_MIN_BYTES
+
+
+def _boot_times_beside(plan: list[_Planned]) -> None:
+    """Give the syslog files of a folder holding an `uptime -s` file (`uptime -s > uptime.txt`
+    beside `dmesg > dmesg.log`) that boot time, unless their manifest gives one; the file's
+    own `uptime -s` line still wins (the syslog parser). A bad line is refused naming it."""
+    boots: dict[str, tuple[str, str]] = {}  # folder -> (the uptime file, its line)
+    for p in plan:
+        if p.parser is None and p.size < 256:
+            line = uptime_line(head_of(p.src.path))
+            if line:
+                boots[p.rel.rpartition("/")[0]] = (p.rel, line)
+    for p in plan:
+        folder = p.rel.rpartition("/")[0]
+        if (folder in boots and p.parser is not None and p.parser.family == "syslog"
+                and p.src.manifest.boot_time is None):
+            rel, line = boots[folder]
+            try:
+                boot = boot_ns(line, p.src.manifest.timezone)
+            except TimeError as exc:
+                raise BundleError(f"{rel}:1: not a boot time: {exc}") from exc
+            p.src.manifest = replace(p.src.manifest, boot_time=boot)
+
+
+def _needs_host(src: SourceFile) -> bool:
+    """No host from the manifest or the command line, nor from the conventional names."""
+    if src.manifest.host:
+        return False
+    parts = src.rel.split("/")
+    return "__" not in parts[-1] and not (len(parts) >= 3 and
+                                          parts[-3] in ("nic", "topology", "syslog"))
+
+
+def _named_hosts(plan: list[_Planned]) -> set[str]:
+    """The hosts the bundle's manifest and conventional file names give (`<host>__<dev>`,
+    `nic/<host>/...`): devices other files may be named after."""
+    return {h for p in plan if p.parser is not None and not _needs_host(p.src)
+            and (h := p.src.host_hint)}
+
+
+def _name_known_hosts(level: list[_Planned], store: Store, named: set[str]) -> None:
+    """Give each file of a level that names no host the one its path names among the devices
+    the bundle knows by now (`known_host_of`)."""
+    todo = [p for p in level if p.parser is not None and not p.unchanged and _needs_host(p.src)]
+    if not todo:
+        return
+    devices = store.known_devices() | named
+    for p in todo:
+        p.src.known_host = known_host_of(p.rel, devices)
+
+
+def with_cli_context(manifest: Manifest, host: str | None, collected_at: int | None) -> Manifest:
+    """`manifest` with the command line's host and collection time as its last `files` rule
+    (so they win over the manifest's for every file)."""
+    ctx: dict[str, object] = {}
+    if host:
+        ctx["host"] = host
+    if collected_at is not None:
+        ctx.update(collected_at=collected_at, time_from="cli")
+    if not ctx:
+        return manifest
+    return replace(manifest, files=(*manifest.files, ("*", tuple(ctx.items()))))
 
 
 def _mark_superseded(plan: list[_Planned], store: Store, root: Path) -> None:
@@ -352,7 +509,7 @@ def _ingest_here(store: Store, p: _Planned, known: dict, bundle: str,
     sha = p.sha or sha256_of(p.src.path)
     status = known.get((p.rel, sha))
     if p.parser is None:
-        reason = "format not recognized by any parser"
+        reason = describe_unrecognized(head_of(p.src.path))
         store.record_skipped(p.src, sha, reason, bundle, known=status or "")
         return FileResult(p.rel, "skipped", reason=reason)
     if status == "loaded":

@@ -248,8 +248,11 @@ def _seed(store: Store, root: Path, doc: dict) -> int:
     for table in ("files", "addresses", "ifmap"):
         files = doc["tables"][table]["files"]
         if files:
-            cols = ", ".join(f'"{c}"' for c, _ in table_columns(con, table))
-            con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {parquet_reader(root, table, files)}")
+            reader = parquet_reader(root, table, files)
+            # a lake written before a column was added (files.time_source) lacks it: NULL
+            have = {d[0] for d in con.execute(f"SELECT * FROM {reader} LIMIT 0").description}
+            cols = ", ".join(f'"{c}"' for c, _ in table_columns(con, table) if c in have)
+            con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {reader}")
     base = con.execute("SELECT coalesce(max(file_id), 0) FROM files").fetchone()[0]
     con.execute("DROP SEQUENCE file_id_seq")
     con.execute(f"CREATE SEQUENCE file_id_seq START {base + 1}")

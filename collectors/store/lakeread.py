@@ -16,7 +16,9 @@ MANIFEST = "lake.json"
 PARTITIONED = ("samples", "text_samples", "events", "logs")
 TABLES = ("files", "rejects", "counters", "counter_map", "samples", "text_samples", "events", "logs",
           "neighbors", "addresses", "ifmap", "jobs", "job_hosts",
-          "replay_runs", "expected_ports", "incidents", "incident_evidence")
+          "replay_runs", "expected_ports", "expected_counters", "incidents", "incident_evidence",
+          "incident_explanations", "check_findings",
+          "link_residuals", "switch_residuals")
 _HIVE_TYPES = "{'day': DATE, 'device': VARCHAR}"
 
 
@@ -67,7 +69,9 @@ def parquet_reader(root: Path, table: str, files: list[str]) -> str:
     paths = "[" + ", ".join(quote(str(root / f)) for f in files) + "]"
     if table in PARTITIONED:
         return f"read_parquet({paths}, hive_partitioning = true, hive_types = {_HIVE_TYPES})"
-    return f"read_parquet({paths}, hive_partitioning = false)"
+    # by name: the Parquet files of a lake appended to since a column was added
+    # (files.time_source) have it, the older ones do not (NULL there)
+    return f"read_parquet({paths}, hive_partitioning = false, union_by_name = true)"
 
 
 def lake_connection(root: str | Path) -> duckdb.DuckDBPyConnection:

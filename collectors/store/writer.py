@@ -51,6 +51,7 @@ class FileResult:
     first_reject: str | None = None  # "file:line: reason" for the one-line error
     superseded: list[int] = field(default_factory=list)  # earlier versions' file ids it replaced
     broken: str | None = None  # "file:line: reason" where its text ended early (damaged gzip)
+    time_source: str | None = None  # where its rows' times came from (SourceFile.time_source)
 
     def as_json(self) -> dict:
         return {
@@ -58,6 +59,7 @@ class FileResult:
             "records_read": self.records_read, "loaded": self.loaded, "rejected": self.rejected,
             "rows": {k: v for k, v in self.rows.items() if v}, "reason": self.reason,
             "superseded": self.superseded, "ended_early": self.broken,
+            "time_source": self.time_source,
         }
 
 
@@ -196,6 +198,16 @@ class Store:
             "SELECT host, ibdev, coalesce(port, 1), any_value(netdev) FROM ifmap GROUP BY ALL").fetchall()
         return {(h, i, p): n for h, i, p, n in rows}
 
+    def known_devices(self) -> set[str]:
+        """The devices the store's topology, jobs, RDMA maps and events name (not the samples:
+        a scan of the biggest table for each level of an ingest would cost seconds)."""
+        self._flush_pending()  # the rows of files loaded just now, in the open transaction
+        return {r[0] for r in self.con.execute(
+            "SELECT device FROM neighbors UNION SELECT peer_device FROM neighbors "
+            "UNION SELECT host FROM job_hosts UNION SELECT host FROM ifmap "
+            "UNION SELECT device FROM addresses UNION SELECT device FROM events").fetchall()
+            if r[0]}
+
     def known_file(self, rel: str, sha: str) -> str | None:
         """Status of a file already seen with this bundle path and content, else None.
 
@@ -271,7 +283,7 @@ class Store:
         files, self._pending_files = self._pending_files, []
         if files:
             cols = ["file_id", "path", "bundle", "sha256", "size_bytes", "parser", "family",
-                    "records_read", "loaded", "rejected", "rows_written"]
+                    "records_read", "loaded", "rejected", "rows_written", "time_source"]
             frame = pl.DataFrame(files, schema=cols, orient="row")
             self.con.register("_files", frame)
             try:
@@ -357,14 +369,16 @@ class Store:
                     run_parser(parser, src, sink)
                 finally:
                     loader.finish()
-            counts = [sink.loaded + sink.rejected, sink.loaded, sink.rejected, sum(sink.rows.values())]
+            counts = [sink.loaded + sink.rejected, sink.loaded, sink.rejected,
+                      sum(sink.rows.values()), sink.time_source]
             if self._unmarked is not None:  # no chunk commit came: the row goes with the rows
                 self._pending_files.append((*_resolved(self._unmarked), *counts))
                 self._unmarked = None
             else:
                 self.con.execute(
                     "UPDATE files SET status = 'loaded', records_read = ?, loaded = ?, rejected = ?, "
-                    "rows_written = ?, ingested_at = current_timestamp WHERE file_id = ?",
+                    "rows_written = ?, time_source = ?, ingested_at = current_timestamp "
+                    "WHERE file_id = ?",
                     [*counts, file_id])
         except BaseException as exc:
             self.con.execute("ROLLBACK")
@@ -392,7 +406,8 @@ class Store:
             first = f"{src.rel}:{line}: {reason}"
         return FileResult(src.rel, "loaded", parser.name, sink.loaded + sink.rejected, sink.loaded,
                           sink.rejected, dict(sink.rows), first_reject=first,
-                          superseded=list(supersedes or []), broken=sink.ended_early)
+                          superseded=list(supersedes or []), broken=sink.ended_early,
+                          time_source=sink.time_source)
 
     def commit(self) -> None:
         """Commit the open group of files, if any; should that fail, the group is rolled back

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import click
@@ -65,6 +66,15 @@ def fail(message: str, code: int = 2) -> None:
     """Print a one-line error and exit with `code`."""
     click.echo(f"fabtwin: error: {message}", err=True)
     sys.exit(code)
+
+
+def remove_new_store(db: str, new: bool) -> None:
+    """A store file this command created for a bundle it then could not diagnose goes again
+    (never one that was there before)."""
+    path = Path(db)
+    if new and path.is_file():
+        for p in (path, Path(f"{db}.wal")):
+            p.unlink(missing_ok=True)
 
 
 def os_failure(exc: OSError, path: object = None) -> None:

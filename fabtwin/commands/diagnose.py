@@ -23,6 +23,7 @@ from fabtwin.commands.common import (
     fail,
     progress,
     quiet_option,
+    remove_new_store,
     resource_errors,
     store_failure,
     window_options,
@@ -135,10 +136,10 @@ def investigate(bundle: Path, db: str | None, t_from, t_to, window_s, as_json: b
             result = run_investigation(bundle, db, t_from, t_to, window_s,
                                        ingest_progress=steps.ingest, step=steps.step)
     except no_telemetry as exc:
-        _remove_new_store(db, new_store)
+        remove_new_store(db, new_store)
         fail(str(exc), EXIT_NO_TELEMETRY)
     except (BundleError, StoreError, OtherBundles, bad_window) as exc:
-        _remove_new_store(db, new_store)
+        remove_new_store(db, new_store)
         fail(str(exc))
     except resource_errors() as exc:
         store_failure(db, exc)
@@ -147,27 +148,18 @@ def investigate(bundle: Path, db: str | None, t_from, t_to, window_s, as_json: b
     else:
         w = result["window"]
         click.echo(f"store    {result['store']}")
-        click.echo(f"bundle   {result['bundle']}  window {w['start']} .. {w['end']}")
+        click.echo(f"bundle   {result['bundle']}")
+        click.echo(f"window   {w['start']} .. {w['end']}")
         _print_incidents(result["incidents"])
     _exit_for(result["incidents"])
 
 
-def _remove_new_store(db: str, new: bool) -> None:
-    """A store file this command created for a bundle it then could not diagnose goes again
-    (never one that was there before)."""
-    path = Path(db)
-    if new and path.is_file():
-        for p in (path, Path(f"{db}.wal")):
-            p.unlink(missing_ok=True)
-
-
 def _print_incidents(incidents: list[dict]) -> None:
+    """Each incident: its header, summary, evidence (the first rows) and impact, at 80 columns."""
+    from fabtwin.incident_text import incident_lines
+
     if not incidents:
         click.echo("healthy: no incident found")
         return
     for inc in incidents:
-        rc = inc["root_cause"]
-        click.echo(f"#{inc['rank']} {inc['kind']:<15} {rc['type']} {rc['id']}  score {inc['score']:.2f}  "
-                   f"{inc['start']} .. {inc['end'] or 'still'}")
-        click.echo(f"   {inc['summary']}")
-
+        click.echo("\n".join(incident_lines(inc)))

@@ -27,20 +27,32 @@ if TYPE_CHECKING:  # the command imports what it uses: `fabtwin --help` stays qu
 @click.option("--follow-symlinks", is_flag=True,
               help="Read files that symbolic links point to outside the bundle (else listed as "
                    "skipped).")
+@click.option("--host", default=None, metavar="H",
+              help="The host the files came from, for output that does not name it "
+                   "(ibdev2netdev, lldpctl -f json0, a bare ethtool -S); overrides the manifest. "
+                   "Files named after their host (nic/HOST/DEV.KIND, HOST__DEV.KIND) keep it.")
+@click.option("--time", "at", default=None, metavar="T",
+              help="When the files were collected (ISO-8601 with offset, or epoch seconds), for "
+                   "output without times of its own (a plain scrape, a bare ethtool -S); "
+                   "overrides the manifest.")
 def ingest(bundle: Path, db: str, as_json: bool, strict: bool, quiet: bool,
-           workers: int | None, follow_symlinks: bool) -> None:
+           workers: int | None, follow_symlinks: bool, host: str | None,
+           at: str | None) -> None:
     """Load a trace bundle (directory or file) into the store at --db.
 
     Files are recognized by content; the same content twice adds nothing, a file that grew
     replaces its earlier version. Every rejected record is kept in the `rejects` table with
     file, line, reason and raw text. Files are parsed on every core; the store is the same
     whatever the number of workers. Nothing outside the bundle is read without
-    --follow-symlinks.
+    --follow-symlinks. Context a file lacks (its host, when it was collected) comes from
+    --host/--time, the bundle's manifest.json, the file's name, and as a last resort (times
+    only) the file's modification time, which the summary names.
     """
     from concurrent.futures.process import BrokenProcessPool
 
+    from collectors.core.timeparse import TimeError
     from collectors.store.child import ChildDied
-    from collectors.store.ingest import DISK_FULL, BundleError
+    from collectors.store.ingest import DISK_FULL, BundleError, parse_time
     from collectors.store.lake import (  # a directory: a Parquet lake
         is_lake,
         lake_totals,
@@ -50,12 +62,18 @@ def ingest(bundle: Path, db: str, as_json: bool, strict: bool, quiet: bool,
 
     kept = ("the store keeps the files loaded before it; the same ingest again loads the rest")
     try:
+        collected_at = parse_time(at) if at is not None else None
+    except TimeError as exc:
+        raise click.BadParameter(str(exc), param_hint="--time") from None
+    if host is not None and not host.strip():
+        raise click.BadParameter("must not be empty", param_hint="--host")
+    try:
         with open_for_ingest(db) as store:
             for path in store.interrupted:
                 click.echo(f"fabtwin: removed {path}: an earlier ingest was interrupted while "
                            "loading it", err=True)
             summary = _ingest_with_progress(store, bundle, not quiet and err.is_terminal,
-                                             workers, follow_symlinks)
+                                             workers, follow_symlinks, host, collected_at)
         if is_lake(db):
             summary.totals = lake_totals(db)
     except (BundleError, StoreError) as exc:
@@ -87,11 +105,16 @@ def ingest(bundle: Path, db: str, as_json: bool, strict: bool, quiet: bool,
 
 def _ingest_with_progress(store: Store, bundle: Path, show: bool,
                           workers: int | None = None,
-                          follow_symlinks: bool = False) -> IngestSummary:
+                          follow_symlinks: bool = False, host: str | None = None,
+                          collected_at: int | None = None) -> IngestSummary:
+    from functools import partial
+
     from collectors.store.ingest import ingest_bundle
 
+    run = partial(ingest_bundle, store, bundle, workers=workers, follow_symlinks=follow_symlinks,
+                  host=host, collected_at=collected_at)
     if not show:
-        return ingest_bundle(store, bundle, workers=workers, follow_symlinks=follow_symlinks)
+        return run()
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
     columns = (TextColumn("ingest"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
@@ -102,8 +125,7 @@ def _ingest_with_progress(store: Store, bundle: Path, show: bool,
         def on_progress(rel: str, done: int, total: int) -> None:
             bar.update(task, completed=done, total=total, description=rel)
 
-        return ingest_bundle(store, bundle, progress=on_progress, workers=workers,
-                             follow_symlinks=follow_symlinks)
+        return run(progress=on_progress)
 
 
 def _print_summary(summary: IngestSummary) -> None:
@@ -126,6 +148,11 @@ def _print_summary(summary: IngestSummary) -> None:
             click.echo(f"note     {f.path}: {f.reason}")
         if f.status == "loaded" and f.broken:
             click.echo(f"partial  {f.broken}")
+    guessed = [f.path for f in summary.files if f.status == "loaded" and f.time_source == "mtime"]
+    if guessed:  # a guessed time must never pass for a measured one
+        click.echo(f"guessed  {len(guessed)} file{'s' if len(guessed) > 1 else ''} timed by "
+                   f"{'their' if len(guessed) > 1 else 'its'} modification time (no time in the "
+                   f"file, the manifest or --time): {', '.join(guessed)}")
     for f in summary.skipped:
         click.echo(f"skipped  {f.path}: {f.reason}")
     if s["rejected"]:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from fabtwin.commands.common import DEFAULT_DB, command, fail
+from fabtwin.commands.common import DEFAULT_DB, command, fail, remove_new_store
 
 
 @command()
@@ -16,19 +16,23 @@ from fabtwin.commands.common import DEFAULT_DB, command, fail
 def tui(bundle: Path | None, db: str) -> None:
     """Investigate a store in a terminal UI: incidents, fabric heatmap, events, SQL.
 
-    Keys: 1-4 switch screens, / filters, Enter drills down, Esc goes back, ? lists every key,
-    Ctrl+P opens the command palette.
+    Keys: 1-4 (or F2-F5) switch screens, / filters, Enter drills down, Esc goes back (in the
+    SQL editor Esc leaves it first), ? lists every key, Ctrl+P opens the command palette.
     """
     from collectors.store.ingest import BundleError
     from collectors.store.writer import StoreError
 
+    if bundle is not None and not bundle.exists():  # before a store is made for it
+        fail(f"{bundle}: no such bundle")
     if bundle is not None:
         from fabtwin.tui.prepare import prepare_bundle
 
         click.echo(f"ingesting and diagnosing {bundle} into {db}...", err=True)
+        new_store = not Path(db).exists()
         try:
             prepare_bundle(bundle, db)
         except (BundleError, StoreError) as exc:
+            remove_new_store(db, new_store)
             fail(str(exc))
     if not Path(db).exists():
         fail(f"{db}: no such store (give a BUNDLE, or run `fabtwin ingest BUNDLE --db {db}`)")

@@ -27,6 +27,8 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
+from fabtwin.units import gbps  # noqa: E402
+
 DPI = 100
 DOWN = "#d62728"
 DEGRADED = "#ff7f0e"
@@ -155,14 +157,14 @@ def timeline(title: str, rates: pl.DataFrame, ports: list[str], roots: set[str],
             continue
         color = colors[i % len(colors)]
         bold = port in roots
-        load_ax.plot(g["ts"].to_list(), (g["tx_bytes_per_s"] * 8 / 1e9).to_numpy(), color=color,
+        load_ax.plot(g["ts"].to_list(), gbps(g["tx_bytes_per_s"]).to_numpy(), color=color,
                      linewidth=2.2 if bold else 1.2, marker="o", markersize=2.5,
                      label=f"{port} tx" + (" (root)" if bold else ""))
         if expected is not None and expected.height:
             e = expected.filter(pl.col("port") == port)
             if e.height:
                 xs = [t for a, b in zip(e["window_start"], e["window_end"], strict=True) for t in (a, b)]
-                ys = np.repeat((e["expected_tx_bytes_per_s"] * 8 / 1e9).to_numpy(), 2)
+                ys = np.repeat(gbps(e["expected_tx_bytes_per_s"]).to_numpy(), 2)
                 load_ax.plot(xs, ys, color=color, linestyle="--", linewidth=1.2)
         if two:
             axes[1, 0].plot(g["ts"].to_list(), g[signal[0]].to_numpy(), color=color,

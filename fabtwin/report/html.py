@@ -12,6 +12,7 @@ import polars as pl
 from fabtwin.explanation import CELL_COLUMNS, cell_rows, summary_lines
 from fabtwin.report.model import Picture, Report
 from fabtwin.ticket import evidence_table, value_text
+from fabtwin.units import count
 
 CSS = """
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #222;
@@ -50,7 +51,7 @@ def _picture(pic: Picture) -> str:
         bad = pic.snapshot.filter(pl.col("degraded")).sort("link_id")
         items = [f'<li class="down">down {row["down_fraction"] * 100:.0f}% of the window: '
                  f'{escape(row["link_id"])}</li>' for row in down.head(20).iter_rows(named=True)]
-        items += [f'<li class="degraded">degraded ({row["errors_per_s"]:.0f} errors/s): '
+        items += [f'<li class="degraded">degraded ({count(row["errors_per_s"])} errors/s): '
                   f'{escape(row["link_id"])}</li>' for row in bad.head(20).iter_rows(named=True)]
         more = down.height + bad.height - len(items)
         if more > 0:
@@ -93,17 +94,36 @@ def _incident_table(rep: Report) -> str:
     return f'<table class="incidents"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
+def _is_wjh(ev: object) -> bool:
+    return isinstance(ev, dict) and ev.get("source") == "wjh"
+
+
+def _wjh_table(evidence: list) -> str:
+    """The incident's What Just Happened drops (replay.wjh's evidence entries), one row each."""
+    rows = [e for e in evidence if _is_wjh(e)]
+    if not rows:
+        return ""
+    head = "".join(f"<th>{h}</th>" for h in ("port", "drop reason", "count", "first", "last"))
+    body = "".join(
+        f'<tr><td><code>{escape(str(e.get("port")))}</code></td><td>{escape(str(e.get("reason")))}</td>'
+        f'<td class="num">{e.get("count", 0):,}</td><td>{escape(str(e.get("first") or ""))}</td>'
+        f'<td>{escape(str(e.get("last") or ""))}</td></tr>' for e in rows)
+    return (f'<table class="wjh"><caption>What Just Happened drops</caption><thead><tr>{head}'
+            f"</tr></thead><tbody>{body}</tbody></table>")
+
+
 def _incident_sections(rep: Report) -> str:
     out = []
     shown = {p.rank for p in rep.pictures if p.rank is not None}
     for i in rep.incidents:
-        if i.rank not in shown:
+        wjh = _wjh_table(i.evidence)
+        if i.rank not in shown and not wjh:
             continue
         pics = "".join(_picture(p) for p in rep.pictures if p.rank == i.rank)
         out.append(f'<section id="incident-{i.rank}"><h3>#{i.rank} {escape(i.kind)}: {escape(i.root_type)} '
                    f"<code>{escape(i.root_id)}</code></h3><p>{escape(i.summary)} "
                    f'({_t(i.start)} .. {_t(i.end) if i.end else "still"} UTC, score {i.score:.2f})</p>'
-                   f"{pics}{_why(rep.explanations.get(i.rank))}{_evidence(i)}</section>")
+                   f"{pics}{wjh}{_why(rep.explanations.get(i.rank))}{_evidence(i)}</section>")
     return "".join(out)
 
 
@@ -123,11 +143,12 @@ def _why(explanation: dict | None) -> str:
 
 
 def _evidence(i) -> str:
-    """The evidence rows as a table (a column per key), the impact as key and value."""
-    columns, rows = evidence_table(i.evidence)
+    """The evidence rows as a table (a column per key; the WJH drops have their own table),
+    the impact as key and value."""
+    columns, rows = evidence_table([e for e in i.evidence if not _is_wjh(e)])
     out = "<h4>Evidence</h4>" + (_table("evidence", columns, rows) if rows
                                   else "<p>none recorded</p>")
-    impact = [(k, value_text(v)) for k, v in (i.impact or {}).items()]
+    impact = [(k, value_text(v, k)) for k, v in (i.impact or {}).items()]
     return out + "<h4>Impact</h4>" + (_table("impact", ("what", "which"), impact) if impact
                                        else "<p>none recorded</p>")
 

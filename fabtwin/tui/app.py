@@ -109,6 +109,8 @@ class FabtwinApp(App):
     def _prebuild(self, modes: list[str]) -> None:
         """Build the screens of `modes`, one per tick, without showing them: each loads its
         data as it mounts, so its first visit shows at once (gaps.build_mode)."""
+        if not self.is_running:  # quitting: a screen built now would race Textual's shutdown
+            return
         while modes and self._built(modes[0]):
             modes.pop(0)
         if not modes or not build_mode(self, modes.pop(0)):
@@ -137,6 +139,14 @@ class FabtwinApp(App):
         self.copy_to_clipboard(text)
         self.notify(f"copied {text[:60]!r}" + ("..." if len(text) > 60 else ""), timeout=2)
 
+    def action_open_tab(self, scope: str) -> None:
+        """Switch to the tab `scope` at its own screen: `1` from an incident's detail is the
+        incidents list again, not the detail left on top of it (Esc goes back one screen)."""
+        if self.current_mode != scope:
+            self.switch_mode(scope)
+        while len(self.screen_stack) > 1:
+            self.pop_screen()
+
     def action_open_room(self, scope: str) -> None:
         """Open a room that is not a tab (the help) over the current screen, once."""
         if getattr(self.screen, "SCOPE", None) != scope:
@@ -151,13 +161,13 @@ class FabtwinApp(App):
 
     def open_job(self, job_id: str) -> None:
         """A job's hosts, as a query in the SQL console."""
-        self.switch_mode("sql")
+        self.action_open_tab("sql")
         self.screen.set_query(
             f"SELECT * FROM job_hosts WHERE job_id = '{job_id.replace(chr(39), '')}'")
 
     def fabric_at(self, when: datetime | None, link: str | None = None) -> None:
-        """The fabric screen at the window holding `when`, on the plane of `link` (a link id)
-        with the cursor on it when it is a leaf-spine link."""
-        self.switch_mode("fabric")
+        """The fabric screen at the window holding `when`, on the plane of `link` (a link id,
+        or a port id: its link) with the cursor on its cell (leaf-spine or host link)."""
+        self.action_open_tab("fabric")
         if when is not None:
             self.screen.go_to(when, link)

@@ -1,44 +1,73 @@
 """A one-line title bar and key bar: plain text, one widget each.
 
 Textual's Header and Footer rebuild a dozen child widgets (one per key) on every screen switch
-and focus change, which cost more than the switch itself on a busy machine; these are drawn
-once from the action registry, so they also list exactly what the help screen lists.
+and focus change, which cost more than the switch itself on a busy machine; these are one
+widget each, drawn from the action registry (so they list exactly what the help lists); the key
+bar keeps the most important keys that fit its width, the help first (it lists the rest).
 """
 
 from __future__ import annotations
 
+from functools import cache
+
 from rich.text import Text
 from textual.widgets import Static
 
-from fabtwin.tui.actions import ACTIONS, key_label, room
+from fabtwin.tui.actions import ACTIONS, TABS, key_label, room
 
 
-def key_text(scope: str) -> Text:
-    """Help first (a narrow terminal cuts the end off), then the screen's keys, then the rest."""
+def _key_name(keys: str, typing: bool) -> str:
+    """The key to show for `keys`: where digits are typed (the SQL editor) the F key."""
+    names = key_label(keys).split(" / ")
+    name = names[-1] if typing else names[0]
+    return name.replace("Ctrl+", "^").upper() if name.startswith("Ctrl+") else name
+
+
+@cache  # the registry is fixed: one list per scope, however often a bar is drawn
+def key_items(scope: str) -> tuple[tuple[str, str], ...]:
+    """(key, label) of a screen's key bar, most important first: the help (it lists the rest),
+    the screen's own keys, the tabs as one range, quit, the palette."""
+    typing = scope == "sql"  # its editor takes digits and q: F keys and Ctrl+Q work there
     app = [a for a in ACTIONS if a.scope == "app" and a.show]
-    first = [a for a in app if a.action == room("help").open_action]
-    keys = first + [a for a in ACTIONS if a.scope == scope and a.show] + \
-        [a for a in app if a not in first]
+    helps = [a for a in app if a.action == room("help").open_action]
+    tabs = [a for a in app if a.action in {r.open_action for r in TABS}]
+    quits = [a for a in app if a.action == "app.quit"]
+    own = [(_key_name(a.keys, False), a.description)
+           for a in ACTIONS if a.scope == scope and a.show]
+    out = [(f"{_key_name(tabs[0].keys, typing)}-{_key_name(tabs[-1].keys, typing)}", "Screens")]
+    out += [("^Q" if typing else _key_name(a.keys, False), a.description) for a in quits]
+    if typing:  # the way out of the editor first, or a narrow bar would hide it
+        leave = [k for k in own if k[0] == "Esc"]
+        out = leave + out + [k for k in own if k not in leave]
+    else:
+        out = own + out
+    return (*[(_key_name(a.keys, typing), "Help") for a in helps], *out, ("^P", "Palette"))
+
+
+def key_text(scope: str, width: int = 10_000) -> Text:
+    """The key bar of `scope` cut to `width` cells at a whole key (never mid-label): what does
+    not fit is in the help, which comes first."""
     out = Text()
-    for a in keys:
-        names = key_label(a.keys).split(" / ")
-        # in the SQL editor digits are typed, so the F keys are the ones to show there
-        name = names[-1] if scope == "sql" and a.scope == "app" else names[0]
-        name = name.replace("Ctrl+", "^").upper() if name.startswith("Ctrl+") else name
+    for name, label in key_items(scope):
+        part = f"{name} {label} "
+        if out.cell_len + len(part) > width:
+            break
         out.append(name, style="bold reverse")
-        out.append(f" {a.description} ")
-    out.append("^P", style="bold reverse")
-    out.append(" Palette")
+        out.append(f" {label} ")
     return out
 
 
 class KeyBar(Static):
-    """The keys of a screen, then the keys that work everywhere."""
+    """The keys of a screen, then the keys that work everywhere, as many as the width holds."""
 
     DEFAULT_CSS = "KeyBar { dock: bottom; height: 1; background: $panel; }"
 
     def __init__(self, scope: str) -> None:
-        super().__init__(key_text(scope))
+        super().__init__()
+        self.scope = scope
+
+    def render(self) -> Text:
+        return key_text(self.scope, self.size.width or 10_000)
 
 
 class TitleBar(Static):

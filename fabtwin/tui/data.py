@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,11 +18,18 @@ from pathlib import Path
 import duckdb
 
 from collectors.store.readonly import open_readonly
+from fabtwin.tui.fabric_windows import (
+    build_layout,
+    natural_key,
+    replayed_windows,
+    rising_errors_by_window,
+)
 from replay.rates import rates_sql
 from replay.stored import StoredIncident as Incident  # noqa: F401 - the screens' name
 from replay.stored import load_evidence, load_incidents
 from twin.faults import KINDS
 
+DROP_SCAN = 5000  # newest drop events read per device set, matched to the ports in Python
 # the per-port rates a drill-down can plot (port_rates' columns, same names)
 RATE_COUNTERS = ("tx_bytes_per_s", "rx_bytes_per_s", "ecn_marked_per_s", "tx_pause_per_s",
                  "rx_pause_per_s", "discards_per_s", "errors_per_s")
@@ -49,6 +55,8 @@ def counters_for(kind: str) -> list[str]:
     on an incident's screens."""
     first = KIND_COUNTER.get(kind, "tx_bytes_per_s")
     return [first] + [c for c in RATE_COUNTERS if c != first]
+
+
 NICE_WINDOWS_S = (30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 86400)
 
 
@@ -65,7 +73,8 @@ class Series:
 
 @dataclass
 class Heatmap:
-    """Leaf x spine utilization of one plane in one window (None: no data for that cable)."""
+    """Leaf x spine utilization of one plane in one window (None: no data for that cable), and
+    each leaf's host links."""
 
     plane: int
     leaves: list[str]
@@ -73,6 +82,26 @@ class Heatmap:
     util: list[list[float | None]]
     state: list[list[str]]  # "" ok, "down", "degraded", "-" no cable
     links: list[list[str]]  # link id per cell ("" when no cable)
+    # the host-facing links of each leaf (row), in the leaf's port order, padded to the
+    # longest row: same meaning as util, state and links (a PFC storm shows on a host link)
+    host_util: list[list[float | None]] = field(default_factory=list)
+    host_state: list[list[str]] = field(default_factory=list)
+    host_links: list[list[str]] = field(default_factory=list)
+
+    @property
+    def host_cols(self) -> int:
+        """How many host-link columns the rows have."""
+        return max((len(row) for row in self.host_links), default=0)
+
+    def find(self, ident: str) -> tuple[int, int] | None:
+        """(row, column) of the cell of link `ident`, or of the link one of whose ends is port
+        `ident`; spine columns first, host columns after them; None when not drawn."""
+        for grid, offset in ((self.links, 0), (self.host_links, len(self.spines))):
+            for r, row in enumerate(grid):
+                for k, link in enumerate(row):
+                    if link and (link == ident or ident in link.split("--")):
+                        return r, offset + k
+        return None
 
 
 class StoreData:
@@ -85,7 +114,6 @@ class StoreData:
         self._cache: dict[str, object] = {}  # see _once
         self._locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
-        self._replayed: dict[tuple, tuple | None] = {}  # the last windows' replayed state
 
     def close(self) -> None:
         # a worker thread still inside a query at exit: the process ends anyway
@@ -364,8 +392,9 @@ class StoreData:
         return [start + timedelta(seconds=step * i) for i in range(n)], float(step)
 
     def heatmaps(self, t0: datetime, window_s: float, errors: bool = True) -> list[Heatmap]:
-        """Per plane, leaf x spine utilization in [t0, t0 + window_s): max of the two
-        directions over capacity, max over parallel cables; down and degraded cables marked.
+        """Per plane, leaf x spine utilization in [t0, t0 + window_s), and each leaf's host
+        links: max of the two directions over capacity, max over parallel cables; down and
+        degraded cables marked.
 
         Load and outages come from the replay's window averages when it covered the window (a
         small table), else from the counters. A cable is degraded when the diagnosis holds a
@@ -377,40 +406,36 @@ class StoreData:
         if fab is None:
             return []
         t1 = t0 + timedelta(seconds=window_s)
-        replayed = self._replayed_state(t0, t1)
-        util, down = replayed if replayed else (self._port_util(t0, t1), self._down_ports(t0, t1))
-        # the replay's capacity per port when it ran (it reads speeds); else the cabling's
-        capacity = self._capacities()
-        bad = self._diagnosed_degraded(t0, t1) | (self.rising_errors(t0, t1) if errors else set())
+        layout = self._once("layout", lambda: build_layout(fab, self._capacities()))
+        replayed = self._once("replayed windows", lambda: self._read(
+            lambda cur: [replayed_windows(cur, layout)])[0])
+        w = replayed.starts.get(t0) if replayed and window_s == self.windows()[1] else None
+        if w is not None and replayed.covered[w]:  # one replay window: a row of the arrays
+            util, down = replayed.util[w], replayed.down[w]
+        else:  # the replay did not cover it: from the counters, for this window only
+            util, down, _ = layout.arrays(self._port_util(t0, t1), self._down_ports(t0, t1),
+                                          set())
+        bad = self._diagnosed_degraded(t0, t1) | (self._rising(t0, window_s) if errors else set())
+        bad_mask = layout.mask(bad)
         maps = []
-        names, kind = fab.node_name, fab.node_kind
-        for plane in sorted(set(int(p) for p in fab.node_plane if p >= 0)):
-            leaves = [n for i, n in enumerate(names) if kind[i] == 1 and fab.node_plane[i] == plane]
-            spines = [n for i, n in enumerate(names) if kind[i] == 2 and fab.node_plane[i] == plane]
-            li, si = {n: i for i, n in enumerate(leaves)}, {n: i for i, n in enumerate(spines)}
-            grid: list[list[float | None]] = [[None] * len(spines) for _ in leaves]
-            state = [["-"] * len(spines) for _ in leaves]
-            links = [[""] * len(spines) for _ in leaves]
-            for c in range(fab.n_cables):
-                if int(fab.cable_tier[c]) != 1 or int(fab.cable_plane[c]) != plane:
-                    continue
-                a, b = fab.cable_port_a[c], fab.cable_port_b[c]
-                r, k = li.get(a.split(":", 1)[0]), si.get(b.split(":", 1)[0])
-                if r is None or k is None:
-                    continue
-                cap = capacity.get(a) or capacity.get(b) or float(fab.cable_gbps[c]) * 1e9 / 8
-                u = [util[p] / cap for p in (a, b) if util.get(p) is not None]
-                if u:
-                    grid[r][k] = max(max(u), grid[r][k] or 0.0)
-                links[r][k] = f"{min(a, b)}--{max(a, b)}"
-                if a in down or b in down:
-                    state[r][k] = "down"
-                elif state[r][k] != "down" and (a in bad or b in bad):
-                    state[r][k] = "degraded"
-                elif state[r][k] == "-":
-                    state[r][k] = ""
-            maps.append(Heatmap(plane, leaves, spines, grid, state, links))
+        for pl in layout.planes:
+            grid, state = pl.spine_cells.draw(util, down, bad_mask)
+            h_grid, h_state = pl.host_cells.draw(util, down, bad_mask)
+            maps.append(Heatmap(pl.plane, pl.leaves, pl.spines, grid, state, pl.spine_cells.links,
+                                h_grid, h_state, pl.host_cells.links))
         return maps
+
+    def _rising(self, t0: datetime, window_s: float) -> set[str]:
+        """rising_errors of one of the fabric's windows, from one scan of the whole store's
+        error counters made at the first need (every later window is a lookup); a window
+        the scan does not cover is read on its own."""
+        windows, length = self.windows()
+        by_window = self._once("rising errors", lambda: self._read(
+            lambda cur: [rising_errors_by_window(cur, windows, length)])[0]) \
+            if window_s == length else None
+        if by_window is not None and t0 in by_window:
+            return by_window[t0]
+        return self.rising_errors(t0, t0 + timedelta(seconds=window_s))
 
     def rising_errors(self, t0: datetime, t1: datetime) -> set[str]:
         """Ports whose error counters rose in [t0, t1)."""
@@ -431,29 +456,6 @@ class StoreData:
     def _capacities(self) -> dict[str, float]:
         return self._once("capacities", lambda: {p: c for p, c in self._rows(
             "SELECT port_id, max(capacity_bytes_per_s) FROM expected_ports GROUP BY 1") if c})
-
-    def _replayed_state(self, t0: datetime, t1: datetime
-                        ) -> tuple[dict[str, float], set[str]] | None:
-        """Bytes/s per port in [t0, t1) (the larger of tx and rx) and the ports down at some point
-        of it, from the replay's window averages and up fractions; None when the replay did not
-        cover the window."""
-        key = (t0, t1)
-        with self._lock:
-            if key in self._replayed:  # the error check redraws the window just drawn
-                return self._replayed[key]
-        rows = self._rows("""
-            SELECT port_id, max(greatest(coalesce(observed_tx_bytes_per_s, 0),
-                                         coalesce(observed_rx_bytes_per_s, 0))),
-                min(up_fraction)
-            FROM expected_ports WHERE window_start >= ? AND window_start < ?
-            GROUP BY 1""", [t0, t1])
-        state = ({p: u for p, u, _ in rows},
-                 {p for p, _, up in rows if up is not None and up < 1}) if rows else None
-        with self._lock:
-            self._replayed[key] = state
-            while len(self._replayed) > 8:
-                self._replayed.pop(next(iter(self._replayed)))
-        return state
 
     def _down_ports(self, t0: datetime, t1: datetime) -> set[str]:
         """Ports down at some point of [t0, t1): an oper-status sample or a link_down event in
@@ -517,14 +519,29 @@ class StoreData:
         return value if isinstance(value, dict) and value else None
 
     def drops_of(self, ports: list[str], limit: int = 200) -> list[tuple]:
-        """What Just Happened drops on `ports` (the gNMI collector stores each aggregate as
-        an event of kind `drop`, its record as JSON): (ts, port, reason, severity, count,
-        first, last), newest first."""
-        where, params = _port_filter(ports)
-        rows = self._rows(f"SELECT ts, device || ':' || ifname, message FROM events "
-                          f"WHERE kind = 'drop' AND ({where}) ORDER BY ts DESC "
-                          f"LIMIT {int(limit)}", params)
-        return [(ts, port, *wjh_fields(message)) for ts, port, message in rows]
+        """What Just Happened drops on `ports`, newest first: (ts, port, reason, severity,
+        count, first, last). The gNMI collector stores each aggregate as an event of kind
+        `drop` on its IngressPort, its record as JSON; a drop names its port as the event's or
+        as the record's IngressPort or EgressPort (a buffer drop at an egress), as
+        replay.wjh reads them for the incidents' evidence."""
+        wanted = set(ports)
+        devices = sorted({p.split(":", 1)[0] for p in ports if ":" in p})
+        if not devices:
+            return []
+        rows = self._rows(f"SELECT ts, device, ifname, message FROM events WHERE kind = 'drop' "
+                          f"AND device IN ({', '.join('?' * len(devices))}) ORDER BY ts DESC "
+                          f"LIMIT {DROP_SCAN}", devices)
+        out = []
+        for ts, dev, ifname, message in rows:
+            rec = _record(message)
+            named = [f"{dev}:{ifname}"] + [f"{dev}:{rec[k]}" for k in ("IngressPort", "EgressPort")
+                                           if isinstance(rec.get(k), str) and rec[k]]
+            port = next((p for p in named if p in wanted), None)
+            if port is not None:
+                out.append((ts, port, *wjh_fields(message)))
+                if len(out) >= limit:
+                    break
+        return out
 
     def schema(self) -> list[tuple[str, str, list[tuple[str, str]]]]:
         """(kind 'table' or 'view', name, [(column, type)]) of the store's own objects."""
@@ -552,16 +569,22 @@ class StoreData:
             return self._cache[key]
 
 
+def _record(message: str | None) -> dict:
+    """A drop event's JSON record; {} for a message that is not one."""
+    try:
+        rec = json.loads(message or "")
+    except ValueError:
+        return {}
+    return rec if isinstance(rec, dict) else {}
+
+
 def wjh_fields(message: str | None) -> tuple[str, str, float | None, datetime | None,
                                             datetime | None]:
     """(reason, severity, aggregate count, first, last) of a WJH drop event's JSON record
     (Cumulus/NetQ keys: Reason, Severity, AggCount, FirstTimestamp, EndTimestamp in epoch s)."""
-    try:
-        rec = json.loads(message or "")
-    except ValueError:
+    rec = _record(message)
+    if not rec:  # a drop line that is not a record: its text as the reason
         return (message or "", "", None, None, None)
-    if not isinstance(rec, dict):
-        return (str(rec), "", None, None, None)
 
     def when(key: str) -> datetime | None:
         v = rec.get(key)
@@ -574,20 +597,22 @@ def wjh_fields(message: str | None) -> tuple[str, str, float | None, datetime | 
             when("FirstTimestamp"), when("EndTimestamp"))
 
 
-def natural_key(text: str) -> list:
-    """`swp10` after `swp9` (twin.discover's rule; not imported, to keep networkx out of the
-    UI's start-up)."""
-    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text)]
-
-
 def _floor(t: datetime, step: int) -> datetime:
     epoch = datetime(1970, 1, 1)
     return epoch + timedelta(seconds=int((t - epoch).total_seconds()) // step * step)
 
 
 def _port_filter(ports: list[str]) -> tuple[str, list]:
-    pairs = [p.split(":", 1) for p in ports if ":" in p]
-    if not pairs:
+    """A WHERE clause (and its parameters) for the samples or events of `ports`: one term per
+    device, its ifnames in a list (a device's 64 ports as 64 OR-ed pairs made DuckDB test
+    every pair on every row)."""
+    by_device: dict[str, list[str]] = {}
+    for p in ports:
+        if ":" in p:
+            device, ifname = p.split(":", 1)
+            by_device.setdefault(device, []).append(ifname)
+    if not by_device:
         return "false", []
-    where = " OR ".join("(device = ? AND ifname = ?)" for _ in pairs)
-    return where, [x for pair in pairs for x in pair]
+    where = " OR ".join(f"(device = ? AND ifname IN ({', '.join('?' * len(ifs))}))"
+                        for ifs in by_device.values())
+    return where, [x for device, ifs in by_device.items() for x in (device, *ifs)]

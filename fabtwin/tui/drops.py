@@ -7,7 +7,8 @@ from datetime import datetime
 
 from textual.widgets import DataTable
 
-from fabtwin.numbers import si
+from fabtwin.tui.counts import plural
+from fabtwin.units import count
 
 
 def _when(t: datetime | None) -> str:
@@ -17,9 +18,10 @@ def _when(t: datetime | None) -> str:
 def fill_drops(table: DataTable, rows: list[tuple]) -> None:
     """`rows` (drops_of's) into `table`; the table hides when the ports reported none."""
     table.add_columns("reported", "port", "reason", "severity", "packets", "first", "last")
-    for i, (ts, port, reason, severity, count, first, last) in enumerate(rows):
-        table.add_row(_when(ts), port, reason, severity, "-" if count is None else si(count, 4),
+    for i, (ts, port, reason, severity, n, first, last) in enumerate(rows):
+        table.add_row(_when(ts), port, reason, severity, "-" if n is None else count(n),
                       _when(first), _when(last), key=f"{i}|port|{port}")
     total = sum(r[4] or 0 for r in rows)
-    table.border_title = f"What Just Happened: {len(rows)} drop report(s), {si(total, 4)} packets"
+    table.border_title = (f"What Just Happened: {plural(len(rows), 'drop report')}, "
+                          f"{plural(round(total), 'packet')}")
     table.display = bool(rows)

@@ -8,8 +8,10 @@ from datetime import datetime
 
 from rich.text import Text
 
+from fabtwin.tui.counts import plural
 from fabtwin.tui.data import Series
-from fabtwin.tui.plot import AXIS, _columns, human, merge_spans, shaded_columns
+from fabtwin.tui.plot import AXIS, _columns, merge_spans, shaded_columns
+from fabtwin.units import axis_number, unit_of
 
 # the incident's own ports, in order (a link's two ends); peers share one dim style, since
 # what matters is whether the incident's ports leave the band the peers draw
@@ -25,15 +27,6 @@ class Line:
     label: str
     series: Series
     own: bool
-
-
-def rate_text(counter: str, value: float | None) -> str:
-    """A rate of `counter` for people: byte rates in Gb/s (the report's unit), others per s."""
-    if value is None:
-        return "-"
-    if "bytes" in counter:
-        return f"{value * 8 / 1e9:.3g} Gb/s"
-    return human(value) + "/s"
 
 
 def render_overlay(lines: list[Line], width: int, height: int, view: tuple[datetime, datetime],
@@ -71,7 +64,7 @@ def render_overlay(lines: list[Line], width: int, height: int, view: tuple[datet
             if v is not None:
                 grid[min(height - 1, max(0, round(v / top * (height - 1))))][c] = mark
     for row in range(height - 1, -1, -1):
-        label = rate_text(lines[0].series.counter, top * row / (height - 1)) \
+        label = axis_number(lines[0].series.counter, top * row / (height - 1)) \
             if row in (height - 1, (height - 1) // 2, 0) else ""
         out.append(f"{label:>{AXIS}}│", style="dim")
         for c in range(width):
@@ -86,14 +79,14 @@ def render_overlay(lines: list[Line], width: int, height: int, view: tuple[datet
     left, right = view[0].strftime("%m-%d %H:%M:%S"), view[1].strftime("%H:%M:%S")
     out.append(" " * (AXIS + 1) + left + " " * max(1, width - len(left) - len(right)) + right
                + "\n", style="dim")
-    out.append(" " * (AXIS + 1))
+    out.append(" " * (AXIS + 1) + f"{unit_of(lines[0].series.counter)}  ", style="dim")
     for i, ln in enumerate(lines):
         if ln.own:
             mark, style = ends[i]
             out.append(f"{mark} {ln.label}  ", style=style)
     peers = sum(1 for ln in lines if not ln.own)
     if peers:
-        out.append(f"{PEER_MARK} {peers} peer(s)  ", style=PEER_STYLE)
+        out.append(f"{PEER_MARK} {plural(peers, 'peer')}  ", style=PEER_STYLE)
     if fault and fault[0] is not None:
         out.append("▀▀", style="bold red" + SHADE)
         out.append(" incident")

@@ -8,18 +8,17 @@ from datetime import datetime
 
 from rich.text import Span, Text
 
-from fabtwin.numbers import si
 from fabtwin.tui.data import Series
+from fabtwin.units import axis_number, rate, unit_of
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
 AXIS = 9  # width of the y labels
 
 
-def human(value: float | None, unit: str = "") -> str:
-    """1234567 -> 1.23M (bytes/s get a B)."""
-    if value is None:
-        return "-"
-    return si(value) + unit
+def plot_height(screen_rows: int) -> int:
+    """Bar rows of a screen's main plot: 8 on a tall terminal, fewer below 26 rows, so that the
+    tables under it keep rows at 80x24 (the plot adds 4 lines: title, axis, times, legend)."""
+    return max(2, min(8, screen_rows - 18))
 
 
 def merge_spans(text: Text) -> Text:
@@ -88,7 +87,7 @@ def render_plot(series: Series, width: int, height: int = 8,
     top = max([v for v in obs + exp if v is not None] or [0.0]) or 1.0
     shade = shaded_columns(fault, t0, span, width)
     for row in range(height, 0, -1):
-        label = human(top * row / height) if row in (height, (height + 1) // 2) else ""
+        label = axis_number(series.counter, top * row / height) if row in (height, (height + 1) // 2) else ""
         out.append(f"{label:>{AXIS}}│", style="dim")
         for c in range(width):
             bg = " on #5f0000" if shade[c] else ""
@@ -109,7 +108,7 @@ def render_plot(series: Series, width: int, height: int = 8,
     out.append(" " * (AXIS + 1) + left + " " * max(1, width - len(left) - len(right)) + right + "\n",
                style="dim")
     out.append(" " * (AXIS + 1))
-    out.append("▆ observed", style="cyan")
+    out.append(f"▆ observed ({unit_of(series.counter)})", style="cyan")
     if series.expected:
         out.append("  ━ expected (twin)", style="bold yellow")
     if fault and fault[0] is not None:
@@ -128,7 +127,7 @@ def render_sparklines(series: list[Series], width: int) -> Text:
         return out
     t0, t1 = min(times).timestamp(), max(times).timestamp()
     label = max(len(s.counter) for s in series) + 1
-    cols = max(10, width - label - 12)
+    cols = max(10, width - label - 13)
     for s in series:
         out.append(f"{s.counter:<{label}}", style="bold")
         values = _columns(s.ts, s.observed, t0, max(t1 - t0, 1e-6), cols, hold=True)
@@ -140,5 +139,5 @@ def render_sparklines(series: list[Series], width: int) -> Text:
                 out.append("▁", style="dim")  # a flat zero, not a gap in the data
             else:
                 out.append(BLOCKS[max(1, round(v / peak * 8))], style="cyan")
-        out.append(f" {human(peak if s.ts else None):>8}/s\n", style="dim")
+        out.append(f" {rate(s.counter, peak if s.ts else None):>12}\n", style="dim")
     return merge_spans(out)

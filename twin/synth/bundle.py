@@ -19,7 +19,7 @@ from twin.queueing import QueueConfig
 from twin.routing import FabricState
 from twin.scenario import Scenario, from_document, read_document
 from twin.schema import Source
-from twin.synth import jobs, nic_snapshots, switch_counters, syslog_events, topology_files
+from twin.synth import jobs, nic_snapshots, realism, switch_counters, syslog_events, topology_files
 from twin.synth.files import write_text
 from twin.synth.writer import GENERATOR, BundleWriter
 from twin.topology import Fabric, build
@@ -131,6 +131,9 @@ def _write_bundle(scenario_path: str | Path, out: str | Path, seed: int) -> Gene
     tmp = Path(out)
     fabric = build(sc.spec)
     faults = parse_faults(fabric, doc.faults, source)
+    unknown = [d for d in tel.silent if d not in fabric.node_name]
+    if unknown:
+        raise source.error(["telemetry", "silent"], f"{unknown[0]!r} is no device of this fabric")
     try:
         t0 = parse_iso(tel.start)
     except TimeError as exc:
@@ -140,14 +143,14 @@ def _write_bundle(scenario_path: str | Path, out: str | Path, seed: int) -> Gene
     rng = np.random.default_rng(seed)
     state = FabricState(fabric, mode=sc.modes, seed=sc.seed + seed, nic_mode=sc.nic_mode)
     for f in faults:
-        if f.ecmp_leaf is not None:
-            state.ecmp_switches.add(f.ecmp_leaf)
+        f.apply(state)
     traffic = _traffic(sc, fabric, faults, [j.iterations for j in doc.jobs])
     res = simulate(state, traffic, changes=[c for f in faults for c in f.changes],
                    storms=[s for f in faults for s in f.storms], transport=sc.transport,
                    convergence_s=sc.convergence_s,
                    until=duration, sample_every=step, telemetry=QueueConfig())
-    writer = BundleWriter(tmp, fabric, sc, faults, rng, t0, step, duration, name=path.stem)
+    realism.louder_victims(fabric, res, faults)
+    writer = BundleWriter(tmp, fabric, sc, faults, rng, t0, step, duration, name=path.stem, tel=tel)
     _effects(writer, FabricState(fabric, mode=sc.modes, seed=sc.seed + seed), traffic, res, faults)
     _write_files(writer, res)
     labels = writer.labels(seed, str(path))
@@ -160,6 +163,8 @@ def _write_files(writer: BundleWriter, res) -> None:
     writer's random draws follow it, so the bytes do too)."""
     n_samples = writer.start(res)
     for device in sorted(writer.ports_of):
+        if device in writer.silent:  # exports nothing: seen only through its neighbours
+            continue
         if device in writer.collector:
             switch_counters.write_switch(writer, device, n_samples)
         else:
@@ -205,8 +210,11 @@ def _effects(writer: BundleWriter, healthy: FabricState, traffic: Transfers, res
             victims.discard(ft.root_id)
         elif ft.kind == "congestion" and ft.extra_traffic is not None:
             victims = {name[h] for h in ft.extra_traffic.src}
-        elif ft.kind == "load_imbalance" and ft.ecmp_leaf is not None:
-            victims = {f.link_id(int(c)) for c in f.leaf_up_cables[ft.ecmp_leaf] if c >= 0}
+            if ft.victim_marks:
+                victims |= realism.paused_upstream(f, ft)
+        elif ft.kind == "load_imbalance":
+            leaf = ft.ecmp_leaf if ft.ecmp_leaf is not None else ft.weighted_leaf
+            victims = {f.link_id(int(c)) for c in f.leaf_up_cables[leaf] if c >= 0}
         ft.victims = sorted(victims)
     writer.reorder = {name[h]: REORDER[writer.sc.modes[p]] for h, p in zip(f.ep_host, f.ep_plane, strict=True)}
 

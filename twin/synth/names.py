@@ -17,6 +17,7 @@ SWITCH_COUNTERS = ("rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "tx_disca
 NIC_COUNTERS = ("rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "rx_pause", "tx_pause",
                 "tx_discards", "rx_fcs_errors", "symbol_errors")
 PFC_PRIORITY = 3  # the lossless RoCE traffic class: its queue and switch priority
+GAUGES = ("port_speed_bps",)  # values that are no counters: a reboot does not zero them
 
 # gnmic as Cumulus Linux streams it: CUMULUS_GROUPS group -> (map source, counters in it)
 _GNMI_GROUPS = {
@@ -30,10 +31,16 @@ GNMI_LEAVES = {group: {c: vendor_name("gnmi", c, source) for c in counters}
                for group, (source, counters) in _GNMI_GROUPS.items()}
 GNMI_OPER_STATUS = vendor_name("gnmi", "oper_status",
                                "gnmic/openconfig (enum converted to the IF-MIB code)")
+# `[telemetry] counters = "full"`: carrier transitions with the interface counters, the port
+# speed as OpenConfig's ethernet state (an enum such as SPEED_400GB)
+GNMI_CARRIER = vendor_name("gnmi", "carrier_transitions", "gnmic/openconfig")
+GNMI_PORT_SPEED = vendor_name("gnmi", "port_speed_bps",
+                              "gnmic/openconfig (Mb/s; SPEED_* enums converted to Mb/s)")
 
 _PROM_SOURCE = "nvidia-cumulus/otel"
 PROM_NAMES = {c: vendor_name("prom", c, _PROM_SOURCE) for c in SWITCH_COUNTERS}
 PROM_OPER_STATE = vendor_name("prom", "oper_status", _PROM_SOURCE)
+PROM_FULL = {c: vendor_name("prom", c, _PROM_SOURCE) for c in ("carrier_transitions", "port_speed_bps")}
 
 _MLX5 = "ethtool -S (mlx5)"
 
@@ -52,6 +59,7 @@ def _ethtool_name(canonical: str) -> str:
 
 
 ETHTOOL_NAMES = {c: _ethtool_name(c) for c in NIC_COUNTERS}
+ETHTOOL_FULL = {"link_down_events": _ethtool_name("link_down_events")}  # counters = "full"
 
 # RDMA hw_counters of a RoCE NIC: congestion notifications, marks seen, timeouts, reordering
 RDMA_COUNTERS = ("cnp_sent", "ecn_marked_roce", "local_ack_timeout_err", "out_of_sequence")

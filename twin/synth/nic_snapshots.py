@@ -10,7 +10,7 @@ import numpy as np
 
 from collectors.formats.nic import write_ethtool_snapshots, write_rdma_statistic
 from twin.synth.files import NS, write_gz
-from twin.synth.names import ETHTOOL_NAMES, RDMA_NAMES
+from twin.synth.names import ETHTOOL_FULL, ETHTOOL_NAMES, RDMA_NAMES
 
 if TYPE_CHECKING:
     from twin.synth.writer import BundleWriter
@@ -21,8 +21,9 @@ WRAP = 2**32  # RDMA hw counters are 32 bits on these NICs
 def write_host(w: BundleWriter, host: str, n: int) -> None:
     """`nic/<host>/<ifname>.ethtool.gz` and `nic/<host>/<ibdev>.rdma.gz` for each NIC port."""
     ts, ports, keep = w.series(host, n)
+    names = {**ETHTOOL_NAMES, **ETHTOOL_FULL} if w.full else ETHTOOL_NAMES
     for ifname, vals in ports.items():
-        blocks = [(int(ts[i]), {name: vals[c][i] for c, name in ETHTOOL_NAMES.items()}) for i in keep]
+        blocks = [(int(ts[i]), {name: vals[c][i] for c, name in names.items()}) for i in keep]
         fh = io.StringIO()
         write_ethtool_snapshots(blocks, fh)
         text = fh.getvalue()

@@ -13,9 +13,12 @@ from collectors.formats.gnmi import cumulus_notification, write_event, write_jso
 from collectors.formats.prom import write_exposition
 from twin.synth.files import NS, write_gz
 from twin.synth.names import (
+    GNMI_CARRIER,
     GNMI_LEAVES,
     GNMI_OPER_STATUS,
+    GNMI_PORT_SPEED,
     PFC_PRIORITY,
+    PROM_FULL,
     PROM_NAMES,
     PROM_OPER_STATE,
 )
@@ -41,14 +44,16 @@ def write_prom(w: BundleWriter, device: str, ts: np.ndarray, ports: dict, keep: 
                down: dict[str, np.ndarray]) -> None:
     """`prom/<device>.prom.gz`: every counter and the oper state of every port, per sample."""
     rows = []
-    for ifname, vals in ports.items():
+    names = {**PROM_NAMES, **PROM_FULL} if w.full else PROM_NAMES
+    for ifn, vals in ports.items():
+        ifname = w.ifname(device, ifn)
         for i in keep:
-            for c, name in PROM_NAMES.items():
+            for c, name in names.items():
                 rows.append({"ts": int(ts[i]), "device": device, "ifname": ifname, "metric": name,
                              "value": float(vals[c][i]), "qualifier": ""})
             rows.append({"ts": int(ts[i]), "device": device, "ifname": ifname,
                          "metric": PROM_OPER_STATE,
-                         "value": IF_MIB_DOWN if down[ifname][i] else IF_MIB_UP, "qualifier": ""})
+                         "value": IF_MIB_DOWN if down[ifn][i] else IF_MIB_UP, "qualifier": ""})
     fh = io.StringIO()
     write_exposition(rows, fh)
     text = fh.getvalue()
@@ -63,16 +68,22 @@ def write_gnmi(w: BundleWriter, device: str, ts: np.ndarray, ports: dict, keep: 
     sample, in time order; a few lines written twice and the last one cut short."""
     kind = w.collector[device]
     notes = []
-    for ifname, vals in ports.items():
+    for ifn, vals in ports.items():
+        ifname = w.ifname(device, ifn)
         for i in keep:
             t = int(ts[i])
             for group, leaves in GNMI_LEAVES.items():
                 extra = ({"queue": PFC_PRIORITY} if group == "queue"
                          else {"priority": PFC_PRIORITY} if group == "pfc" else {})
-                notes.append(cumulus_notification(t, device, group, {
-                    leaf: vals[c][i] for c, leaf in leaves.items()}, ifname=ifname, **extra))
+                values = {leaf: vals[c][i] for c, leaf in leaves.items()}
+                if w.full and group == "counters":
+                    values[GNMI_CARRIER] = vals["carrier_transitions"][i]
+                notes.append(cumulus_notification(t, device, group, values, ifname=ifname, **extra))
             notes.append(cumulus_notification(t, device, "state", {
-                GNMI_OPER_STATUS: "DOWN" if down[ifname][i] else "UP"}, ifname=ifname))
+                GNMI_OPER_STATUS: "DOWN" if down[ifn][i] else "UP"}, ifname=ifname))
+            if w.full:  # OpenConfig's speed enum, in whole Gb/s
+                notes.append(cumulus_notification(t, device, "ethernet-state", {
+                    GNMI_PORT_SPEED: f"SPEED_{vals['port_speed_bps'][i] // 10**9}GB"}, ifname=ifname))
     notes.sort(key=lambda x: x.ts)
     fh = io.StringIO()
     (write_json if kind == "gnmi_json" else write_event)(notes, fh)

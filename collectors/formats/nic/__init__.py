@@ -12,15 +12,24 @@ a loop like this one writes it on the host or switch:
 Timestamp lines are what `date -Ins` (`2026-11-30T07:12:13,123456789+00:00`), `date -Iseconds`
 (`2026-11-30T07:12:13+00:00`), `date --rfc-3339=ns` (ISO with a space) or `date +%s.%N`
 (`1796022733.123456789`) print. A timestamp without a zone takes the manifest's `timezone`, or
-its block is rejected. A block with no timestamp line before it is rejected, record by record.
+its block is rejected. A bare snapshot (the tool's output with no timestamp line before it, as
+pasted from a terminal) takes the file's collection time (`SourceFile.collection_ts`: manifest,
+`--time`, else the file's modification time, recorded as such); a second snapshot without a
+timestamp line of its own is rejected, record by record.
 
 Files are named `<host>__<dev>.<kind>` or `nic/<host>/<dev>.<kind>`: the host is the device id,
-`<dev>` the netdev (or RDMA device) `ethtool -S` / `show_counters` were run on.
+`<dev>` the netdev (or RDMA device) `ethtool -S` / `show_counters` were run on. The manifest's
+`host` and `interface` (or `--host`) say the same for a file named otherwise; `rdma statistic`
+lines name their device, so they need only the host.
 
 Kinds, recognized by content (several may share a file)
 -------------------------------------------------------
 - `ethtool -S`: `NIC statistics:` then indented `name: value` lines. Record = one counter
   line; ifname = `<dev>` from the file name (an RDMA device name is mapped to its netdev).
+- `ethtool <dev>` (its settings): `Settings for <dev>:` then `name: value` lines. Record = one
+  line (a wrapped list of link modes continues the line above it). `Speed: 400000Mb/s` is a
+  sample in Mb/s, `Link detected: yes|no` 1 or 0; the other settings are text samples.
+  ifname = `<dev>` of the header.
 - `rdma statistic show [link mlx5_2/1]`: one line per link, `link mlx5_2/1 name value ...`.
   Record = one line. ifname = `sink.netdev(host, "mlx5_2")` (from ibdev2netdev).
 - `rdma -p statistic show`: a `link mlx5_0/1` header then tab-indented `name value` lines.
@@ -53,6 +62,10 @@ NO_HOST = (
     "cannot tell which host and device this file is from: name it <host>__<dev>.<kind> "
     "or put it under nic/<host>/<dev>.<kind>"
 )
+NO_INTERFACE = (
+    "cannot tell which interface this output is from: name the file <host>__<dev>.<kind> or "
+    "set 'interface' for it in manifest.json"
+)
 UNKNOWN_LINE = (
     "not a line of `ethtool -S`, `rdma statistic show`, hw_counters (sysfs) "
     "or show_counters output"
@@ -66,6 +79,9 @@ _TS_ISO = re.compile(
 _TS_EPOCH = re.compile(r"\d{9,19}(?:\.\d{1,9})?")
 _LINK = re.compile(r"link\s+(?P<dev>[^\s/]+)/(?P<port>\d+)(?:\s+(?P<rest>.*))?")
 _PORT_HEADER = re.compile(r"Port\s+(?P<port>\d+)\s+(?P<kind>hw|cm)\s+counters:")
+_SETTINGS = re.compile(r"Settings for (?P<dev>\S+):")  # `ethtool <dev>`
+_SPEED = re.compile(r"(?P<mbps>\d+(?:\.\d+)?)\s*Mb/s")  # ethtool prints Mb/s, `Unknown!` when down
+_YES_NO = {"yes": 1.0, "no": 0.0}
 _SYSFS = re.compile(
     r"/sys/class/infiniband/(?P<dev>[^/\s]+)(?:/ports/(?P<port>\d+))?"
     r"/(?:hw_counters|counters)/(?P<name>[^/:\s]+):(?P<value>.*)")
@@ -120,6 +136,7 @@ class _Block:
     def __init__(self) -> None:
         self.ts: int | None = None
         self.ts_reason = NO_TS
+        self.first = True  # no timestamp line yet, nor a second snapshot: collection time
         self.mode: str | None = None  # ethtool | hw | cm | rdma_pretty | rdma_line | sysfs
         self.dev = ""
         self.port = 1
@@ -128,6 +145,7 @@ class _Block:
     def stamp(self, ts: int | None, reason: str) -> None:
         self.ts, self.ts_reason = ts, reason
         self.mode = None
+        self.first = False
         self.seen = set()
 
     def begin(self, key: tuple, mode: str) -> None:
@@ -144,7 +162,9 @@ class _FileParse:
     def __init__(self, src: SourceFile, sink: Sink) -> None:
         self.src, self.sink = src, sink
         nic = src.nic_hint or None
-        hint = src.host_hint if nic else None
+        # a file named after its host and device, or the manifest's host: `rdma statistic`
+        # lines name their RDMA device themselves
+        hint = src.host_hint if nic or src.manifest.host else None
         self.host = sink.device(hint, fallback=hint) if hint else None
         self.nic = nic
         self.block = _Block()
@@ -172,6 +192,11 @@ class _FileParse:
         if m and not m["rest"]:
             self.block.begin(("link", m["dev"], m["port"]), "rdma_pretty")
             self.block.dev, self.block.port = m["dev"], int(m["port"])
+            return True
+        m = _SETTINGS.fullmatch(text) if first == "S" else None
+        if m:
+            self.block.begin(("settings", m["dev"]), "settings")
+            self.block.dev, self.block.port = m["dev"], 1
             return True
         m = _PORT_HEADER.fullmatch(text) if first == "P" else None
         if m:
@@ -201,13 +226,18 @@ class _FileParse:
         if isinstance(parsed, str):
             sink.reject(number, parsed, line)
             return
-        if block.ts is None:
-            sink.reject(number, block.ts_reason, line)
-            return
+        ifname, values = parsed
         if self.host is None:
             sink.reject(number, NO_HOST, line)
             return
-        ifname, values = parsed
+        if not ifname:
+            sink.reject(number, NO_INTERFACE, line)
+            return
+        if block.ts is None and block.first:
+            block.ts, block.first = self.src.collection_ts(), False
+        if block.ts is None:
+            sink.reject(number, block.ts_reason, line)
+            return
         for metric, value in values:
             if isinstance(value, str):
                 sink.text_sample(block.ts, self.host, ifname, metric, value)
@@ -224,6 +254,8 @@ class _FileParse:
         if m:
             return self._sysfs(m)
         mode = self.block.mode
+        if mode == "settings":
+            return self._setting(text)
         if mode == "cm":
             return CM_COUNTERS
         if mode == "rdma_pretty":
@@ -237,6 +269,20 @@ class _FileParse:
             ifname = self._ifname(self.nic or "", port)
             return self._values(ifname, [name.strip(), value], mode == "hw")
         return UNKNOWN_LINE
+
+    def _setting(self, text: str) -> tuple[str, Values]:
+        """One line of `ethtool <dev>`: speed and link state as samples, the rest as text."""
+        ifname = self._ifname(self.block.dev, 1)
+        name, colon, value = text.partition(":")
+        if not colon:  # a wrapped list (`Supported link modes:` ...) goes on over lines
+            return ifname, []
+        name, value = name.strip(), value.strip()
+        m = _SPEED.fullmatch(value) if name == "Speed" else None
+        if m:
+            return ifname, [(name, float(m["mbps"]))]
+        if name == "Link detected" and value in _YES_NO:
+            return ifname, [(name, _YES_NO[value])]
+        return ifname, [(name, value)] if value else []
 
     def _rdma_line(self, dev: str, port: int, rest: str) -> tuple[str, Values] | str:
         tokens = rest.split()
@@ -335,7 +381,7 @@ def _sniff(head: str) -> bool:
             if stamps > 2:
                 return False
             continue
-        return bool(text == "NIC statistics:" or _SNIFF_LINK.fullmatch(text)
+        return bool(text == "NIC statistics:" or _SNIFF_LINK.fullmatch(text) or _SETTINGS.fullmatch(text)
                     or _PORT_HEADER.fullmatch(text) or _SYSFS.fullmatch(text))
     return False
 

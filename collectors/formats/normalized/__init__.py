@@ -14,7 +14,6 @@ import csv
 from collections.abc import Iterator
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from collectors.core.schema import EVENT_KINDS, is_counter, value_problem
 from collectors.core.source import Sink, SourceFile
@@ -119,6 +118,8 @@ class NormalizedParquet:
         return head.startswith("PAR1")
 
     def parse(self, src: SourceFile, sink: Sink) -> None:
+        import pyarrow.parquet as pq  # here: most bundles have no Parquet file
+
         try:
             pf = pq.ParquetFile(src.path)
         except Exception as exc:  # pyarrow raises several types for a corrupt footer

@@ -92,6 +92,7 @@ class _FileState:
         self.openmetrics = False
         self.mult = 1_000_000
         self.scrape: int | None = None  # last timestamp line's value carried across blocks
+        self._collected: int | None = None  # `collected`, once asked for
         self.devices: dict[str, str] = {}
         # series: id -> row of `table` (device, ifname, metric, qualifier, reason or null);
         # the rows the Python resolver made wait in `pending` until the table is next read
@@ -197,6 +198,15 @@ class _FileState:
             self.out_rows = 0
             self.sink.samples_frame(rows)
             self.sink.accept(rows.height)
+
+    def collected(self) -> int:
+        """The time of samples that carry none, before any timestamp line: exposition text
+        has none unless asked to, so the file's collection time (`SourceFile.collection_ts`:
+        manifest, --time, else its modification time, recorded as such)."""
+        if self._collected is None:
+            at = self.src.collection_ts()
+            self._collected = _BAD_TS if at is None else at  # no time: NO_TIMESTAMP rejects
+        return self._collected
 
     def time_line(self, text: str) -> int:
         t = text.strip()
@@ -529,9 +539,15 @@ def _fast_rows(st: _FileState, fast: _Fast, scrape: pl.Series | None, base: int,
     missing = None
     if not fast.has_ts.all():
         if scrape is None:
-            times = np.full(len(ids), _BAD_TS if st.scrape is None else st.scrape, np.int64)
+            times = np.full(len(ids), st.collected() if st.scrape is None else st.scrape,
+                            np.int64)
         else:
-            times = scrape.gather(lines - base).fill_null(_BAD_TS).to_numpy()
+            per_line = scrape.gather(lines - base)
+            # lines before the file's first timestamp line: its collection time, asked for
+            # only when such a line has no time of its own
+            if (per_line.is_null().to_numpy() & ~fast.has_ts).any():
+                per_line = per_line.fill_null(st.collected())
+            times = per_line.fill_null(_BAD_TS).to_numpy()
         ts = np.where(fast.has_ts, ts, times)
         missing = ts == _BAD_TS
         if not missing.any():
@@ -582,7 +598,11 @@ def _slow_rows(st: _FileState, rows: pl.DataFrame, rejects: list) -> None:
             value = parse_value(vtok)
             if ttok is not None:
                 tsns = parse_sample_ts(ttok, st.openmetrics)
-            elif scrape is None or scrape == _BAD_TS:
+            elif scrape == _BAD_TS:
+                raise BadLine(NO_TIMESTAMP)
+            elif scrape is None and st.collected() != _BAD_TS:
+                tsns = st.collected()
+            elif scrape is None:
                 raise BadLine(NO_TIMESTAMP)
             else:
                 tsns = scrape

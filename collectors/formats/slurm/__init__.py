@@ -15,8 +15,9 @@ JSON (openapi/data_parser v0.0.37 .. v0.0.40 and later): one record per element 
 `state.current` (sacct) or `job_state` (squeue), a string or a list (joined with `,`). The job id
 is the unique `job_id`, as sacct's JobIDRaw would print it.
 
-Not supported: squeue and sinfo tables (no start/end time, reasons in the NODELIST column) and
-`sacct -n` (no header to name the columns); they are left unrecognized.
+`squeue`'s job table: `tables.SqueueTableParser`. Not supported: `squeue -s` step tables, sinfo
+tables, host name lists (`tables.describe` names them for the files skipped) and `sacct -n` (no
+header to name the columns).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from typing import IO
 from collectors.core.source import Sink, SourceFile
 from collectors.core.timeparse import NS, TimeError, parse_iso, time_problem, tz_from_name
 from collectors.formats.slurm.hostlist import HostlistError, compress, expand
+from collectors.formats.slurm.tables import SqueueTableParser, first_line
 
 _NO_NODES = {"", "none assigned", "(null)", "none"}
 _NO_TIME = {"", "unknown", "none", "n/a"}
@@ -71,10 +73,8 @@ class SacctPipeParser:
     priority = 20
 
     def sniff(self, head: str, rel: str) -> bool:
-        for line in head.splitlines():
-            if line.strip():
-                return bool(_HEADER.fullmatch(line))
-        return False
+        line = first_line(head)
+        return line is not None and bool(_HEADER.fullmatch(line))
 
     def parse(self, src: SourceFile, sink: Sink) -> None:
         tz, tz_error = _manifest_tz(src)
@@ -308,4 +308,4 @@ def write_sacct_pipe(jobs: Iterable[Job], fh: IO[str], tz: tzinfo = UTC) -> None
         fh.write("|".join(fields) + "\n")
 
 
-PARSERS = [SacctPipeParser(), SlurmJsonParser()]
+PARSERS = [SacctPipeParser(), SlurmJsonParser(), SqueueTableParser()]

@@ -20,7 +20,10 @@ transition also become an `events` row. Line shapes (one record per non-blank li
 Clock times without a zone (year-first, `dmesg -T`, `ip monitor`, ISO without offset) are read in
 the manifest's timezone, else in UTC: these tools print local time and most fabric hosts run in
 UTC, so this is a documented default rather than a guess per line. Plain `dmesg` (seconds since
-boot) has no wall clock and is rejected line by line with the way to collect it properly.
+boot) is placed when the host's boot time is known: an `uptime -s` line before it in the file
+(local time, as above), else an `uptime -s` file in the same folder (`uptime_line`, read by
+ingest), else the manifest's `boot_time` (`files.time_source = 'boot_time'`);
+without either it is rejected line by line with the ways to place it.
 
 Events: ifname is the interface as the device names it. Several daemons report one transition
 (SONiC portsorch and hostif, Cumulus oper state and kernel carrier, IOS LINK and LINEPROTO): a
@@ -43,8 +46,9 @@ from collectors.core.timeparse import NS, TimeError, parse_bsd, parse_iso, tz_fr
 DUPLICATE_WINDOW_NS = 2 * NS
 
 NO_YEAR = "RFC 3164 timestamp has no year: set 'year' and 'timezone' in manifest.json"
-NO_WALL_CLOCK = ("kernel timestamp is seconds since boot: collect with `dmesg -T` "
-                 "or journalctl -o short-iso")
+NO_WALL_CLOCK = ("kernel timestamp is seconds since boot and the boot time is unknown: set "
+                 "'boot_time' for the file in manifest.json, put an `uptime -s` line before it, "
+                 "or collect with `dmesg -T` or journalctl -o short-iso")
 NO_HOST = "line names no host and the file name gives none: put it under syslog/<host>/"
 NO_IP_TIMESTAMP = "ip monitor line without a timestamp: collect with `ip -timestamp monitor link`"
 
@@ -72,7 +76,9 @@ _YEAR_FIRST = re.compile(
 _DMESG_T = re.compile(
     r"\[" + _DOW + " " + _MON + r" +(?P<day>\d{1,2}) " + _CLOCK
     + r" (?P<year>\d{4})\] ?(?P<msg>.*)$")
-_DMESG = re.compile(r"(?:<\d{1,3}>)?\[\s*\d+\.\d{6}\] ")
+_DMESG = re.compile(r"(?:<\d{1,3}>)?\[\s*(?P<secs>\d+)\.(?P<usec>\d{6})\] (?P<msg>.*)")
+# what `uptime -s` prints (local time): the boot time of the dmesg lines after it
+_UPTIME_S = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}")
 _IP_STAMP = re.compile(
     r"Timestamp: " + _DOW + " " + _MON + r" +(?P<day>\d{1,2}) (?P<clock>\d{2}:\d{2}:\d{2}) "
     r"(?P<year>\d{4}) (?P<usec>\d{1,6}) usec$")
@@ -251,6 +257,18 @@ class _FileState:
         self.seconds: dict[tuple[str, str | None], int] = {}  # many lines share one second
         self.hint = src.host_hint
         self.devices: dict[str, str] = {}
+        self.boot: int | None = None  # an `uptime -s` line's time, in ns
+
+    def since_boot(self, m: re.Match) -> int:
+        """A dmesg `[secs.usec]` stamp placed by the host's boot time (`uptime -s` line in the
+        file, else the manifest's `boot_time`)."""
+        boot = self.boot
+        if boot is None:
+            boot = self.src.boot_ts()
+            if boot is None:
+                raise Reject(NO_WALL_CLOCK)
+        self.src.timed_by_boot()
+        return boot + int(m["secs"]) * NS + int(m["usec"]) * 1000
 
     def local_tz(self) -> tzinfo:
         """The zone of clock times printed without one: the manifest's, else UTC."""
@@ -302,6 +320,18 @@ class _FileState:
             raise Reject(f"impossible timestamp {text[:40]!r}") from exc
 
 
+def uptime_line(head: str) -> str | None:
+    """The `uptime -s` line of a text that is only that (a file `uptime -s > uptime.txt` wrote
+    beside a dmesg), else None."""
+    lines = [ln.strip() for ln in head.splitlines() if ln.strip()]
+    return lines[0] if len(lines) == 1 and _UPTIME_S.fullmatch(lines[0]) else None
+
+
+def boot_ns(line: str, zone: str | None) -> int:
+    """An `uptime -s` line (local time: `zone`, else UTC) in ns; TimeError if it is none."""
+    return parse_iso(line.replace(" ", "T"), tz_from_name(zone) or UTC)
+
+
 def _parse_5424(m: re.Match, st: _FileState) -> Line:
     if m["ts"] == "-":
         raise Reject("RFC 5424 line without a timestamp")
@@ -335,7 +365,7 @@ def _parse_dmesg_t(m: re.Match, st: _FileState) -> Line:
 
 
 def _parse_dmesg(m: re.Match, st: _FileState) -> Line:
-    raise Reject(NO_WALL_CLOCK)
+    return Line(st.since_boot(m), None, "kernel", m["msg"])
 
 
 _SHAPES: tuple[tuple[re.Pattern, Callable[[re.Match, _FileState], Line]], ...] = (
@@ -396,6 +426,12 @@ class SyslogParser:
         for number, raw in src.lines():
             if not raw.strip():
                 continue
+            if _UPTIME_S.fullmatch(raw.strip()):  # framing, not a record: as nic's date lines
+                try:
+                    st.boot = parse_iso(raw.strip().replace(" ", "T"), st.local_tz())
+                except (Reject, TimeError) as exc:
+                    sink.reject(number, f"bad `uptime -s` line: {exc}", raw)
+                continue
             sink.current_line = number
             try:
                 line, device, found, snapshot = self._read(raw, st, sink)
@@ -454,6 +490,8 @@ def _sniff(head: str) -> bool:
     if len(lines) > 1 and not head.endswith(("\n", "\r")):
         lines = lines[:-1]  # the last line may be cut at SNIFF_BYTES
     sample = [ln for ln in lines if ln.strip()][:10]
+    if len(sample) > 1 and _UPTIME_S.fullmatch(sample[0].strip()) and _DMESG.match(sample[1]):
+        sample = sample[1:]  # `uptime -s; dmesg`
     if not sample:
         return False
     hits = [_is_shape(ln, i == 0) for i, ln in enumerate(sample)]

@@ -16,8 +16,14 @@ CREATE TABLE IF NOT EXISTS files (
     loaded       BIGINT NOT NULL DEFAULT 0,
     rejected     BIGINT NOT NULL DEFAULT 0,
     rows_written BIGINT NOT NULL DEFAULT 0,
-    ingested_at  TIMESTAMP NOT NULL DEFAULT current_timestamp
+    ingested_at  TIMESTAMP NOT NULL DEFAULT current_timestamp,
+    -- where the times of a loaded file's rows came from: sample (the file's own) | manifest |
+    -- cli (--time) | boot_time (dmesg uptime + boot time) | mtime (the file's modification
+    -- time: a guess, named in the ingest summary)
+    time_source  VARCHAR
 );
+-- stores made before time_source
+ALTER TABLE files ADD COLUMN IF NOT EXISTS time_source VARCHAR;
 
 CREATE TABLE IF NOT EXISTS rejects (
     file_id INTEGER, path VARCHAR, line BIGINT, reason VARCHAR, raw VARCHAR

@@ -13,9 +13,12 @@ from textual.widgets import DataTable, Static
 
 from fabtwin.tui.actions import bindings
 from fabtwin.tui.bars import KeyBar, TitleBar
+from fabtwin.tui.counts import plural
 from fabtwin.tui.data import Incident, Series, counters_for
-from fabtwin.tui.overlay import Line, rate_text, render_overlay
+from fabtwin.tui.overlay import Line, render_overlay
+from fabtwin.tui.plot import plot_height
 from fabtwin.tui.tables import cursor_key
+from fabtwin.units import rate
 
 MIN_SPAN = timedelta(seconds=30)  # zooming in stops here: a few samples still show
 MAX_PEERS = 31  # a 64-port leaf's other uplinks, read in one query per port
@@ -131,11 +134,11 @@ class DrillScreen(Screen):
             inside = [v for t, v in zip(ln.series.ts, ln.series.observed, strict=True)
                       if v is not None and f0 is not None and f0 <= t <= f1]
             table.add_row(ln.label, "incident" if ln.own else "peer",
-                          rate_text(self.counter_name, max(vals) if vals else None),
-                          rate_text(self.counter_name, max(inside) if inside else None),
+                          rate(self.counter_name, max(vals) if vals else None),
+                          rate(self.counter_name, max(inside) if inside else None),
                           key=f"port|{ln.label}")
-        table.border_title = (f"{len(self.own)} incident port(s), {len(self.peers)} peer(s) "
-                              "(Enter opens)")
+        table.border_title = (f"{plural(len(self.own), 'incident port')}, "
+                              f"{plural(len(self.peers), 'peer')} (Enter opens)")
         if table.row_count:
             table.move_cursor(row=min(row, table.row_count - 1))
 
@@ -151,7 +154,7 @@ class DrillScreen(Screen):
             f"[b]#{inc.rank} {escape(inc.kind)}[/b] {escape(inc.root_type)} "
             f"[b]{escape(inc.root_id)}[/b]\n{self.counter_name} over {_span_text(span)} "
             f"({self.view[0]:%H:%M:%S} .. {self.view[1]:%H:%M:%S})   + / -: zoom, c: counter")
-        height = max(4, min(12, self.size.height - 14))
+        height = max(4, plot_height(self.size.height))  # the table keeps rows at 80x24
         self.query_one("#plot", Static).update(render_overlay(
             self.lines, self.size.width - 2, height, self.view, (inc.start, inc.end)))
 

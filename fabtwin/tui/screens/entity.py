@@ -6,28 +6,31 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from textual.app import ComposeResult
-from textual.containers import VerticalScroll
 from textual.markup import escape
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from fabtwin.tui.actions import bindings
 from fabtwin.tui.bars import KeyBar, TitleBar
+from fabtwin.tui.counts import plural
 from fabtwin.tui.data import RATE_COUNTERS, Series
 from fabtwin.tui.drops import fill_drops
-from fabtwin.tui.plot import render_plot, render_sparklines
+from fabtwin.tui.plot import plot_height, render_plot, render_sparklines
 from fabtwin.tui.tables import cursor_key
 
 HALF = timedelta(minutes=30)  # the plot shows the hour around the time of interest
+SPARKLINE_ROWS = 36  # below this terminal height the sparklines give their rows to the tables
 
 
 class EntityScreen(Screen):
     SCOPE = "entity"
     BINDINGS = bindings(SCOPE)
+    # the tables share what the plot leaves; the sparklines of every counter are a secondary
+    # pane, shown only when the terminal has rows to spare (SPARKLINE_ROWS)
     DEFAULT_CSS = """
     EntityScreen #plot { height: auto; padding: 0 1; }
     EntityScreen #all { height: auto; padding: 0 1; }
-    EntityScreen DataTable { height: auto; max-height: 14; }
+    EntityScreen DataTable { height: 1fr; min-height: 4; }
     """
 
     def __init__(self, kind: str, ident: str, around: datetime | None = None) -> None:
@@ -40,13 +43,12 @@ class EntityScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
-        with VerticalScroll():
-            yield Static("", classes="summary", id="head")
-            yield Static("loading...", id="plot")
-            yield Static("", id="all")
-            yield DataTable(cursor_type="row", id="peers")
-            yield DataTable(cursor_type="row", id="events")
-            yield DataTable(cursor_type="row", id="drops")  # WJH, on the ports that drop
+        yield Static("", classes="summary", id="head")
+        yield Static("loading...", id="plot")
+        yield Static("", id="all")
+        yield DataTable(cursor_type="row", id="peers")
+        yield DataTable(cursor_type="row", id="events")
+        yield DataTable(cursor_type="row", id="drops")  # WJH, on the ports that drop
         yield KeyBar(self.SCOPE)
 
     def on_mount(self) -> None:
@@ -61,7 +63,7 @@ class EntityScreen(Screen):
             for p in self.ports:
                 peer, _link = linked.get(p, ("", ""))
                 peers.add_row(p, peer, _link, key=f"port|{p}")
-            peers.border_title = f"{len(self.ports)} port(s) (Enter opens)"
+            peers.border_title = f"{plural(len(self.ports), 'port')} (Enter opens)"
         else:
             peers.add_columns("port", "peer", "link")
             for p, peer, link in data.peers(self.ports):
@@ -72,7 +74,7 @@ class EntityScreen(Screen):
         if not peers.row_count:
             peers.add_row("no ports or cabling known for this entity", "", "", key="none|")
         jobs = data.jobs_of(devices)
-        head = f"[b]{self.kind} {escape(self.ident)}[/b]  {len(self.ports)} port(s)"
+        head = f"[b]{self.kind} {escape(self.ident)}[/b]  {plural(len(self.ports), 'port')}"
         if jobs:
             head += escape("  jobs: " + ", ".join(f"{j[0]} ({j[1] or '-'})" for j in jobs[:5]))
         self.query_one("#head", Static).update(head)
@@ -83,7 +85,9 @@ class EntityScreen(Screen):
         for i, (ts, dev, ifn, kind, msg) in enumerate(rows):
             events.add_row(f"{ts:%m-%d %H:%M:%S.%f}"[:-3], dev, ifn, kind, (msg or "")[:80],
                            key=f"{i}|port|{dev}:{ifn}" if ifn else f"{i}|device|{dev}")
-        events.border_title = f"{len(rows)} event(s)"
+        if not rows:  # a header alone reads as a table still loading
+            events.add_row("", "", "", "", "no events recorded for this entity", key="none|")
+        events.border_title = plural(len(rows), "event")
         fill_drops(self.query_one("#drops", DataTable), data.drops_of(self.ports))
         self.query_one("#peers", DataTable).focus()
         self._load()
@@ -126,6 +130,8 @@ class EntityScreen(Screen):
         self._draw()
 
     def _draw(self) -> None:
+        sparklines = self.query_one("#all", Static)
+        sparklines.display = self.size.height >= SPARKLINE_ROWS
         if self.all_series:
             self.query_one("#all", Static).update(
                 render_sparklines(self.all_series, self.size.width - 4))
@@ -134,7 +140,7 @@ class EntityScreen(Screen):
         what = self.ports[0] if self.kind == "link" and self.ports else self.ident
         summed = " (sum of its ports)" if self.kind in ("device", "host") else ""
         self.query_one("#plot", Static).update(render_plot(
-            self.series, self.size.width - 4, height=8,
+            self.series, self.size.width - 4, height=plot_height(self.size.height),
             title=f"{self.series.counter} of {what}{summed}   (c: next counter)"))
 
     def action_next_counter(self) -> None:

@@ -10,6 +10,7 @@ from textual.widgets import DataTable, Input, Static
 
 from fabtwin.tui.actions import bindings
 from fabtwin.tui.bars import KeyBar, TitleBar
+from fabtwin.tui.counts import event_rows
 from fabtwin.tui.plot import merge_spans
 from fabtwin.tui.tables import cursor_key
 
@@ -82,6 +83,7 @@ class EventsScreen(Screen):
         self.query_one(DataTable).add_columns("time", "device", "ifname", "kind", "message")
         self.kinds = self.app.data.event_kinds()
         self.span = self.app.data.time_range()
+        self.total = self.app.data.counts()["events"]  # the events table, as the incidents say
         self.reload()
         self.query_one(DataTable).focus()
 
@@ -95,7 +97,8 @@ class EventsScreen(Screen):
                 f"{i}|port|{dev}:{ifn}" if ifn else f"{i}|device|{dev}")
             table.add_row(f"{ts:%m-%d %H:%M:%S.%f}"[:-3], dev, ifn, k, (msg or "")[:100], key=key)
         self.query_one("#filters", Static).update(Text(
-            f"{len(self.rows)} event(s)   device: {self.device or 'any'}   "
+            f"{event_rows([r[3] for r in self.rows], self.total, bool(self.device or kind))}   "
+            f"device: {self.device or 'any'}   "
             f"kind: {kind or 'any'} (K: next of {', '.join(self.kinds) or 'none'})"))
         self._draw()
 

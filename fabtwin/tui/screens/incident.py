@@ -13,35 +13,26 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from fabtwin.explanation import as_text
+from fabtwin.incident_text import evidence_line
 from fabtwin.ticket import write_ticket
 from fabtwin.tui.actions import bindings
 from fabtwin.tui.bars import KeyBar, TitleBar
 from fabtwin.tui.data import Incident, Series, counters_for
-from fabtwin.tui.plot import render_plot
+from fabtwin.tui.plot import plot_height, render_plot
 from fabtwin.tui.tables import cursor_key
-
-
-def evidence_line(ev) -> str:
-    if isinstance(ev, dict):
-        return "  ".join(f"{k}={_short(v)}" for k, v in ev.items())
-    return str(ev)
-
-
-def _short(v) -> str:
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    if isinstance(v, list):
-        return ",".join(map(str, v[:6])) + (f",+{len(v) - 6}" if len(v) > 6 else "")
-    return str(v)
 
 
 class IncidentScreen(Screen):
     SCOPE = "incident"
     BINDINGS = bindings(SCOPE)
+    # the plot takes what the head and the two tables leave (plot_height); the affected table
+    # takes its rows (up to 12, then it scrolls) and the explanation and evidence the rest,
+    # scrolling: both show rows at 80x24, and a tall terminal gives its rows to the evidence
     DEFAULT_CSS = """
     IncidentScreen #plot { height: auto; padding: 0 1; }
-    IncidentScreen #affected { height: auto; max-height: 12; }
+    IncidentScreen #evidence-box { height: 1fr; min-height: 3; }
     IncidentScreen #evidence { height: auto; padding: 0 1; }
+    IncidentScreen #affected { max-height: 12; min-height: 4; }
     """
 
     def __init__(self, incident: Incident) -> None:
@@ -53,11 +44,13 @@ class IncidentScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
-        with VerticalScroll():
-            yield Static("", classes="summary", id="head")
-            yield Static("", id="plot")
+        yield Static("", classes="summary", id="head")
+        yield Static("", id="plot")
+        with VerticalScroll(id="evidence-box"):
             yield Static("", id="evidence")
-            yield DataTable(cursor_type="row", id="affected")
+        affected = DataTable(cursor_type="row", id="affected")
+        affected.styles.height = "auto"  # the app's CSS gives every table 1fr, and wins
+        yield affected
         yield KeyBar(self.SCOPE)
 
     def on_mount(self) -> None:
@@ -67,10 +60,11 @@ class IncidentScreen(Screen):
                 else f"{inc.start:%Y-%m-%d %H:%M:%S} .. still going" if inc.start else "no time")
         self.query_one("#head", Static).update(
             f"[b]#{inc.rank} {escape(inc.kind)}[/b]  score {inc.score:.2f}  {when}\n"
-            f"root cause: [b]{escape(inc.root_type)} {escape(inc.root_id)}[/b]  (r: open it, f: fabric then)\n"
+            f"root cause: [b]{escape(inc.root_type)} {escape(inc.root_id)}[/b]\n"
             f"{escape(inc.summary)}")
         evidence = self.app.data.evidence(inc.rank)
-        lines = [escape(evidence_line(e)) for e in evidence[:20]]
+        day = f"{inc.start:%Y-%m-%d}" if inc.start else ""  # the head says the date once
+        lines = [escape(evidence_line(e, day)) for e in evidence[:20]]
         if len(evidence) > 20:
             lines.append(f"... and {len(evidence) - 20} more (SQL: incident_evidence)")
         self.evidence, self.explanation = evidence, self.app.data.explanation(inc.rank)
@@ -134,7 +128,7 @@ class IncidentScreen(Screen):
         inc = self.incident
         where = ", ".join(self._plot_ports[:3]) + ("..." if len(self._plot_ports) > 3 else "")
         self.query_one("#plot", Static).update(render_plot(
-            self.series, self.size.width - 4, height=8, fault=(inc.start, inc.end),
+            self.series, self.size.width - 4, height=plot_height(self.size.height), fault=(inc.start, inc.end),
             title=f"{self.series.counter} of {where}   (c: next counter)"))
 
     def action_next_counter(self) -> None:
@@ -161,7 +155,8 @@ class IncidentScreen(Screen):
 
     def action_fabric_at_start(self) -> None:
         inc = self.incident
-        self.app.fabric_at(inc.start, inc.root_id if inc.root_type == "link" else None)
+        # a port's cell is its link's (a host port's: its leaf's host column)
+        self.app.fabric_at(inc.start, inc.root_id if inc.root_type in ("link", "port") else None)
 
     def action_open_affected(self) -> None:
         self._open(cursor_key(self.query_one("#affected", DataTable)))

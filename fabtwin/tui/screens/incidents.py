@@ -9,11 +9,16 @@ from textual.widgets import DataTable, Input, Static
 
 from fabtwin.tui.actions import bindings
 from fabtwin.tui.bars import KeyBar, TitleBar
+from fabtwin.tui.counts import plural, shown_of
 from fabtwin.tui.data import Incident
 from fabtwin.tui.tables import cursor_key
 
-SORTS = (("rank", lambda i: i.rank), ("score", lambda i: -i.score),
-         ("start", lambda i: (i.start is None, i.start or 0)), ("kind", lambda i: (i.kind, i.rank)))
+COLUMNS = ("#", "kind", "root cause", "start", "duration", "score", "summary")
+# (name, key, the column it orders): `s` steps through them
+SORTS = (("rank", lambda i: i.rank, "#"), ("score", lambda i: -i.score, "score"),
+         ("start", lambda i: (i.start is None, i.start or 0), "start"),
+         ("kind", lambda i: (i.kind, i.rank), "kind"))
+ARROWS = {"rank": "▲", "score": "▼", "start": "▲", "kind": "▲"}  # which way each one runs
 
 
 def duration(inc: Incident) -> str:
@@ -31,6 +36,7 @@ class IncidentsScreen(Screen):
         self.incidents: list[Incident] = []
         self.sort = 0
         self.query_text = ""
+        self.head = ("", "")  # the store's span and counts, and the replay's status
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
@@ -43,27 +49,30 @@ class IncidentsScreen(Screen):
 
     def on_mount(self) -> None:
         self.title = "Incidents"
-        table = self.query_one(DataTable)
-        table.add_columns("#", "kind", "root cause", "start", "duration", "score", "summary")
         data = self.app.data
         t0, t1 = data.time_range()
         n = data.counts()
         end = "%H:%M:%S" if t0 and t0.date() == t1.date() else "%Y-%m-%d %H:%M:%S"
         span = f"{t0:%Y-%m-%d %H:%M:%S} .. {t1:{end}}" if t0 else "no samples"
-        self.query_one("#summary", Static).update(
-            f"{span}  {n['samples']:,} samples  {n['events']:,} events  "
-            f"{n['incidents']} incident(s)\n{data.replay_status()}")
+        self.head = (f"{span}  {plural(n['samples'], 'sample')}  {plural(n['events'], 'event')}",
+                     data.replay_status())
         self.incidents = data.incidents()
         self.refresh_table()
         self.query_one(DataTable).focus()
 
     def refresh_table(self) -> None:
         table = self.query_one(DataTable)
-        table.clear()
+        table.clear(columns=True)
+        # the sort order is told where one looks for it: an arrow on its column's header
+        by, _key, column = SORTS[self.sort]
+        table.add_columns(*(f"{c} {ARROWS[by]}" if c == column else c for c in COLUMNS))
         q = self.query_text.lower()
         shown = [i for i in self.incidents
                  if not q or q in f"{i.kind} {i.root_type} {i.root_id} {i.summary}".lower()]
-        shown.sort(key=SORTS[self.sort][1])
+        shown.sort(key=_key)
+        count = shown_of(len(shown), len(self.incidents), "incident", bool(q))
+        self.query_one("#summary", Static).update(
+            Text(f"{self.head[0]}  {count}\n{self.head[1]}   sorted by {by} {ARROWS[by]}"))
         for i in shown:
             table.add_row(str(i.rank), i.kind, f"{i.root_type} {i.root_id}",
                           f"{i.start:%H:%M:%S}" if i.start else "-", duration(i),
@@ -78,7 +87,6 @@ class IncidentsScreen(Screen):
         else:
             empty.update("")
         empty.display = not (self.incidents and shown)
-        table.border_title = f"sorted by {SORTS[self.sort][0]}"
 
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)
@@ -101,7 +109,6 @@ class IncidentsScreen(Screen):
     def action_sort(self) -> None:
         self.sort = (self.sort + 1) % len(SORTS)
         self.refresh_table()
-        self.notify(f"sorted by {SORTS[self.sort][0]}", timeout=2)
 
     def action_open(self) -> None:
         self._open(cursor_key(self.query_one(DataTable)))

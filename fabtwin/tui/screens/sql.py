@@ -74,9 +74,9 @@ class SqlScreen(Screen):
 
     def _console(self) -> ComposeResult:
         yield TextArea(EXAMPLE, id="editor", soft_wrap=True, tab_behavior="indent")
-        yield Static("F5 / Ctrl+Enter runs the statement under the cursor, Ctrl+R all of it "
-                     "(read-only); Ctrl+B: schema (Enter inserts a name); Ctrl+T: results; "
-                     "Ctrl+O exports.", classes="hint", id="status")
+        yield Static("F5 runs the statement under the cursor, Ctrl+R all (read-only); Esc "
+                     "leaves the editor (then 1-5 and q work), Ctrl+T returns; Ctrl+B: schema "
+                     "(Enter inserts a name); Ctrl+O exports.", classes="hint", id="status")
         yield ResultsGrid(id="results")
 
     def on_mount(self) -> None:
@@ -128,7 +128,7 @@ class SqlScreen(Screen):
             self.history.append(sql)
             history.save(self.history)
         self.position = len(self.history) - 1  # the editor shows this entry; Ctrl+Up: older
-        self.action_cancel()
+        self._interrupt()
         self.query_one(ResultsGrid).release()
         self.status("running...")
         self._run(sql)
@@ -151,7 +151,7 @@ class SqlScreen(Screen):
                 self.running.close()
             self.running = None
             text = "cancelled" if "interrupt" in str(exc).lower() else str(exc)
-            self.app.call_from_thread(self.status, Text(text, style="red"))
+            self.app.call_from_thread(self._failed, text)
             return
         self.running = None
         took = time.perf_counter() - t
@@ -165,11 +165,28 @@ class SqlScreen(Screen):
         self.status(f"first page in {took * 1000:.0f} ms; more rows load as you scroll. "
                     "Ctrl+O exports the whole result.")
 
+    def _failed(self, message: str) -> None:
+        """A query failed: its error, and no result left under it (the grid showing the
+        previous query's rows would read as this one's)."""
+        grid = self.query_one(ResultsGrid)
+        grid.clear(columns=True)
+        grid.border_title = "no result"
+        self.last_sql = ""  # Ctrl+O exports the result shown, and none is
+        self.status(Text(message, style="red"))
+
     def action_cancel(self) -> None:
-        """Interrupt the query still computing its first page (a sort of millions of rows)."""
-        if self.running is not None:
-            self.running.interrupt()
-            self.status("cancelling...")
+        """Interrupt the query still computing its first page (a sort of millions of rows);
+        with none running, leave the editor for the results, where 1-4 and q work again."""
+        if not self._interrupt() and self.query_one("#editor", TextArea).has_focus:
+            self.query_one(ResultsGrid).focus()
+
+    def _interrupt(self) -> bool:
+        """Interrupt the running query, if any; whether one was running."""
+        if self.running is None:
+            return False
+        self.running.interrupt()
+        self.status("cancelling...")
+        return True
 
     def action_history(self, step: int) -> None:
         if not self.history:

@@ -1,0 +1,216 @@
+"""The fabric screen's per-window link state, computed once per store, so that a window step
+is an array lookup instead of queries over the store.
+
+Two things are precomputed, each by one scan (DuckDB) at the first need, in the caller's
+thread (the screen's background worker):
+- `Layout`: per plane, the cells of the leaf x spine grid and of each leaf's host links, as
+  arrays of port indexes, so a window's utilization is computed with numpy for all cells;
+- `PortWindows`: per window and port, bytes/s (the larger of tx and rx) and whether it was down,
+  from the replay's window averages (`expected_ports`), and the ports whose error counters
+  rose, per window (`samples`, the error counters only).
+No Textual here (the import contracts): this is data, tested through `StoreData.heatmaps`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+import numpy as np
+
+ERROR_COUNTERS = ("rx_errors", "tx_errors", "rx_fcs_errors", "symbol_errors")
+
+
+def natural_key(text: str) -> list:
+    """`swp10` after `swp9` (twin.discover's rule; not imported, to keep networkx out of the
+    UI's start-up)."""
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text)]
+
+
+@dataclass
+class Cells:
+    """The cables drawn in one grid (spine or host columns) of one plane: cable i is in cell
+    `cell[i]` (row * cols + column), between ports `a[i]` and `b[i]` (indexes in
+    Layout.ports), of capacity `cap[i]` bytes/s."""
+
+    rows: int
+    cols: int
+    cell: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    cap: np.ndarray
+    links: list[list[str]]  # link id per cell, "" when no cable
+
+    def draw(self, util: np.ndarray, down: np.ndarray, bad: np.ndarray
+             ) -> tuple[list[list[float | None]], list[list[str]]]:
+        """Utilization (max of both ends over capacity, max over parallel cables) and state
+        ("" ok, "down", "degraded", "-" no cable) per cell, from per-port arrays."""
+        n = self.rows * self.cols
+        with np.errstate(invalid="ignore"):
+            u = np.fmax(util[self.a], util[self.b]) / self.cap
+        best = np.full(n, -np.inf)
+        np.maximum.at(best, self.cell, np.where(np.isnan(u), -np.inf, u))
+        dn, bd, has = np.zeros(n, bool), np.zeros(n, bool), np.zeros(n, bool)
+        np.logical_or.at(dn, self.cell, down[self.a] | down[self.b])
+        np.logical_or.at(bd, self.cell, bad[self.a] | bad[self.b])
+        has[self.cell] = True
+        state = np.where(dn, "down", np.where(bd, "degraded", np.where(has, "", "-")))
+        vals = [None if v == -np.inf else v for v in best.tolist()]
+        states = state.tolist()
+        c = self.cols
+        return ([vals[r * c:(r + 1) * c] for r in range(self.rows)],
+                [states[r * c:(r + 1) * c] for r in range(self.rows)])
+
+
+@dataclass
+class PlaneLayout:
+    plane: int
+    leaves: list[str]
+    spines: list[str]
+    spine_cells: Cells
+    host_cells: Cells
+
+
+@dataclass
+class Layout:
+    """Every plane's cells, and the ports they read (index = position in `ports`)."""
+
+    ports: list[str]
+    index: dict[str, int]
+    planes: list[PlaneLayout] = field(default_factory=list)
+
+    def arrays(self, util: dict[str, float], down: set[str], bad: set[str]
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per-port arrays (NaN: no data) from per-port dicts and sets."""
+        u = np.full(len(self.ports), np.nan)
+        for p, v in util.items():
+            i = self.index.get(p)
+            if i is not None and v is not None:
+                u[i] = v
+        return u, self.mask(down), self.mask(bad)
+
+    def mask(self, ports: set[str]) -> np.ndarray:
+        m = np.zeros(len(self.ports), bool)
+        m[[self.index[p] for p in ports if p in self.index]] = True
+        return m
+
+
+def build_layout(fab, capacity: dict[str, float]) -> Layout:
+    """The cells of `fab` (a twin Fabric): per plane, leaf x spine cables (tier 1) and each
+    leaf's host cables (tier 0) in the leaf's port order."""
+    ports: list[str] = []
+    index: dict[str, int] = {}
+
+    def at(port: str) -> int:
+        if port not in index:
+            index[port] = len(ports)
+            ports.append(port)
+        return index[port]
+
+    layout = Layout(ports, index)
+    names, kind = fab.node_name, fab.node_kind
+    for plane in sorted(set(int(p) for p in fab.node_plane if p >= 0)):
+        leaves = [n for i, n in enumerate(names) if kind[i] == 1 and fab.node_plane[i] == plane]
+        spines = [n for i, n in enumerate(names) if kind[i] == 2 and fab.node_plane[i] == plane]
+        li, si = {n: i for i, n in enumerate(leaves)}, {n: i for i, n in enumerate(spines)}
+        spine_rows: list[tuple[int, int, str, str, float]] = []
+        host_ports: list[list[tuple[str, str, str, float]]] = [[] for _ in leaves]
+        for c in range(fab.n_cables):
+            if int(fab.cable_plane[c]) != plane:
+                continue
+            a, b = fab.cable_port_a[c], fab.cable_port_b[c]
+            cap = capacity.get(a) or capacity.get(b) or float(fab.cable_gbps[c]) * 1e9 / 8
+            tier = int(fab.cable_tier[c])
+            if tier == 0:  # host-leaf: either end may be the leaf's
+                for port in (a, b):
+                    r = li.get(port.split(":", 1)[0])
+                    if r is not None:
+                        host_ports[r].append((port, a, b, cap))
+                        break
+            elif tier == 1:
+                r, k = li.get(a.split(":", 1)[0]), si.get(b.split(":", 1)[0])
+                if r is not None and k is not None:
+                    spine_rows.append((r, k, a, b, cap))
+        width = max((len(row) for row in host_ports), default=0)
+        host_rows = [(r, k, a, b, cap) for r, row in enumerate(host_ports)
+                     for k, (_, a, b, cap) in enumerate(sorted(row, key=lambda x: natural_key(x[0])))]
+        layout.planes.append(PlaneLayout(
+            plane, leaves, spines, _cells(spine_rows, len(leaves), len(spines), at),
+            _cells(host_rows, len(leaves), width, at)))
+    return layout
+
+
+def _cells(rows: list[tuple[int, int, str, str, float]], n_rows: int, n_cols: int, at) -> Cells:
+    links = [[""] * n_cols for _ in range(n_rows)]
+    for r, k, a, b, _ in rows:
+        links[r][k] = f"{min(a, b)}--{max(a, b)}"
+    return Cells(n_rows, n_cols,
+                 np.array([r * n_cols + k for r, k, *_ in rows], dtype=np.int64),
+                 np.array([at(a) for _, _, a, _, _ in rows], dtype=np.int64),
+                 np.array([at(b) for _, _, _, b, _ in rows], dtype=np.int64),
+                 np.array([cap for *_, cap in rows], dtype=float), links)
+
+
+@dataclass
+class PortWindows:
+    """Per window (its start) and port (Layout index): bytes/s and down, from the replay."""
+
+    starts: dict[datetime, int]
+    util: np.ndarray  # [windows, ports] bytes/s, NaN: no data
+    down: np.ndarray  # [windows, ports] bool
+    covered: np.ndarray  # [windows] bool: the replay has rows in that window
+
+
+def replayed_windows(cur, layout: Layout) -> PortWindows | None:
+    """Every replay window's per-port load and outages in one scan of `expected_ports`
+    (None: no replay). A window start, as `_replayed_state` reads it: the ports' max of tx and
+    rx over the window, down when its up fraction is below 1 at some point."""
+    got = cur.execute("""
+        SELECT window_start, port_id,
+            max(greatest(coalesce(observed_tx_bytes_per_s, 0),
+                         coalesce(observed_rx_bytes_per_s, 0))) AS u,
+            min(up_fraction) AS up
+        FROM expected_ports GROUP BY ALL""").fetchnumpy()
+    if len(got["window_start"]) == 0:
+        return None
+    starts_raw, w_inv = np.unique(got["window_start"], return_inverse=True)
+    names, p_inv = np.unique(got["port_id"].astype(str), return_inverse=True)
+    known = np.array([layout.index.get(n, -1) for n in names.tolist()], dtype=np.int64)
+    port = known[p_inv]
+    keep = port >= 0
+    shape = (len(starts_raw), len(layout.ports))
+    util, down = np.full(shape, np.nan), np.zeros(shape, bool)
+    covered = np.zeros(len(starts_raw), bool)
+    covered[w_inv] = True
+    util[w_inv[keep], port[keep]] = np.asarray(got["u"], dtype=float)[keep]
+    up = np.asarray(got["up"], dtype=float)[keep]
+    down[w_inv[keep], port[keep]] = ~np.isnan(up) & (up < 1)
+    starts = {t: i for i, t in enumerate(starts_raw.astype("datetime64[us]").tolist())}
+    return PortWindows(starts, util, down, covered)
+
+
+def rising_errors_by_window(cur, windows: list[datetime], window_s: float
+                            ) -> dict[datetime, set[str]] | None:
+    """Per window of `windows` (equal, contiguous), the ports whose error counters rose in it,
+    in one scan of the error counters; None when the windows are not evenly spaced."""
+    if not windows:
+        return {}
+    step = round(window_s * 1e6)
+    first = windows[0]
+    if any(round((w - first).total_seconds() * 1e6) != i * step for i, w in enumerate(windows)):
+        return None
+    listed = ", ".join(f"'{c}'" for c in ERROR_COUNTERS)
+    rows = cur.execute(f"""
+        SELECT k, device || ':' || ifname FROM (
+            SELECT (epoch_us(ts - $t0::TIMESTAMP) // $step) AS k, device, ifname
+            FROM samples
+            WHERE ts >= $t0::TIMESTAMP AND ts < $t1::TIMESTAMP AND counter IN ({listed})
+            GROUP BY k, device, ifname, metric, qualifier HAVING max(value) > min(value))
+        GROUP BY ALL""", {"t0": first, "step": step,
+                          "t1": windows[-1] + timedelta(seconds=window_s)}).fetchall()
+    out: dict[datetime, set[str]] = {w: set() for w in windows}
+    for k, port in rows:
+        if 0 <= k < len(windows):
+            out[windows[int(k)]].add(port)
+    return out

@@ -1,0 +1,279 @@
+"""Link faults no error counter or log line reports (issue 17): loss seen only as a conservation
+residual, a link that negotiated a lower speed than its peers, flaps shorter than a sample.
+
+- silent loss: a link direction whose receiver counts fewer packets than its sender sent, far
+  above the bundle's own noise floor (`replay.residuals.noise_floors`) for several windows, or
+  for one window by a margin no noise of this bundle comes near;
+- lower speed: a link whose ports report (`port_speed_bps`) less than the other links of the
+  same role on each of its devices, and less than the fabric's links of that role;
+- short flaps: `carrier_transitions`, `carrier_down_events` or `link_down_events` moving in a
+  sample interval in which neither end was seen down for a second or more.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+
+import duckdb
+
+from replay.residuals import (
+    NoiseFloor,
+    compute_residuals,
+    noise_floors,
+    replay_windows,
+    residuals_present,
+)
+from replay.stored import Incident
+from replay.stored import iso as _iso
+
+# A window's deficit counts towards a run when it is Z_RUN robust sigmas above the bundle's
+# median; a run is loss when its combined evidence (sum of z / sqrt(windows), Stouffer) reaches
+# Z_REAL: far beyond the tail of any noise that is near normal (p < 1e-15 per row), so that a
+# bundle of thousands of rows raises nothing by chance.
+Z_RUN = 3.0
+Z_REAL = 8.0
+SPEED_RATIO = 0.9  # below this share of its peers' speed: speeds come in steps of 2x or more
+FLAP_COUNTERS = ("carrier_transitions", "carrier_down_events", "link_down_events")
+
+
+def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: object = None) -> list[dict]:
+    cur = con.execute(sql, params or [])
+    cols = [d[0] for d in cur.description]
+    return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
+
+
+def _ensure_residuals(con: duckdb.DuckDBPyConnection) -> None:
+    """Residuals of the latest replay, or computed now in temp tables (a read-only store, or one
+    replayed before residuals existed)."""
+    if not residuals_present(con) and replay_windows(con) is not None:
+        compute_residuals(con, schema="temp")
+
+
+def find_silent_loss(con: duckdb.DuckDBPyConnection) -> list[Incident]:
+    """link_degraded where a link direction loses packets that no error counter accounts for:
+    a lasting deficit far above the bundle's noise floor for its sampling cadence."""
+    _ensure_residuals(con)
+    floors = noise_floors(con)
+    if not floors:
+        return []
+    rows = _rows(con, """
+        SELECT window_start, window_end, link_id, tx_port, rx_port, sent_packets_per_s,
+               received_packets_per_s, sent_bytes_per_s, received_bytes_per_s, deficit_ratio,
+               deficit_packets_per_s, basis, sample_s, rate_change, granularity, errors_per_s,
+               sender_pause_per_s, status
+        FROM link_residuals ORDER BY link_id, tx_port, window_start""")
+    by_dir: dict[tuple[str, str], list[dict]] = {}
+    for r in rows:
+        by_dir.setdefault((r["link_id"], r["tx_port"]), []).append(r)
+    found: dict[str, Incident] = {}
+    for (link, tx_port), series in by_dir.items():
+        for run, strength in _runs(series, floors):
+            inc = found.get(link)
+            if inc is None or strength > inc.evidence[0]["evidence_z"]:
+                found[link] = _loss_incident(link, tx_port, run, strength, floors)
+    return list(found.values())
+
+
+def _floor_of(r: dict, floors: dict[int | None, NoiseFloor]) -> NoiseFloor:
+    cadence = round(math.log2(max(r["sample_s"] or 1e-3, 1e-3)))
+    return floors.get(cadence) or floors[None]
+
+
+def _z(r: dict, floors: dict[int | None, NoiseFloor]) -> float | None:
+    """How many of the bundle's robust sigmas this window's deficit stands above its median
+    (the sigma no smaller than what whole-packet counters explain); None if not computable."""
+    if r["status"] != "ok" or r["deficit_ratio"] is None:
+        return None
+    if r["basis"] == "packets" and r["deficit_packets_per_s"] <= 2 * (r["sender_pause_per_s"] or 0):
+        return 0.0  # as many pause frames sent as packets missing: control frames, not loss
+    f = _floor_of(r, floors)
+    sigma = max(f.sigma, r["granularity"] or 0.0, 1e-12)
+    return (r["deficit_ratio"] - f.median - _step_bound(r)) / sigma
+
+
+def _step_bound(r: dict) -> float:
+    """The relative deficit a step in traffic alone can show in this window: counters of the
+    two ends may be stamped up to a sample interval apart (clock skew, an exporter serving a
+    cached value), and over a window that offset times the rate's change is counted at one end
+    and not yet at the other."""
+    window_s = (r["window_end"] - r["window_start"]).total_seconds()
+    change = r["rate_change"] if r["rate_change"] is not None else 1.0  # unknown: no trust
+    return change * (r["sample_s"] or window_s) / max(window_s, 1e-9)
+
+
+def _runs(series: list[dict], floors: dict[int | None, NoiseFloor]):
+    """(rows, strength) of each run of consecutive windows above Z_RUN whose combined z
+    reaches Z_REAL, and whose deficit holds over the run and the windows either side of it.
+
+    The second test is conservation over a longer span: a rate step inside a sample interval
+    that straddles a window boundary moves counts between the two windows at one end only (the
+    counter is interpolated linearly inside the interval), a deficit in one window and a surplus
+    in the next that cancel; lost packets never come back. A window that is not computable
+    ends a run, and so does a window next to the edge of what both ends counted (the first
+    and last windows, or one beside a window that is not computable: partial, reset): there
+    ends whose clocks are skewed count different spans of a traffic that starts or stops."""
+    run: list[tuple[int, float]] = []
+    good = [r["status"] in ("ok", "idle") for r in series]
+    for k, r in enumerate([*series, None]):
+        inside = 0 < k < len(series) - 1 and good[k - 1] and good[k + 1]
+        z = _z(r, floors) if r is not None and inside else None
+        if z is not None and z > Z_RUN:
+            run.append((k, z))
+            continue
+        if run:
+            strength = sum(z for _, z in run) / math.sqrt(len(run))
+            first, last = run[0][0], run[-1][0]
+            if strength >= Z_REAL and _span_z(series, first, last, floors) >= Z_REAL:
+                yield [series[i] for i, _ in run], strength
+            run = []
+
+
+def _span_z(series: list[dict], first: int, last: int,
+            floors: dict[int | None, NoiseFloor]) -> float:
+    """The z of the deficit over windows first-1 .. last+1 (the neighbours where they are
+    computable, idle ones included): packets lost over the span against its packets sent."""
+    span = [series[i] for i in range(max(0, first - 1), min(len(series), last + 2))
+            if series[i]["status"] in ("ok", "idle") and series[i]["basis"] == series[first]["basis"]]
+    basis = series[first]["basis"]
+    sent = sum(r[f"sent_{basis}_per_s"] or 0.0 for r in span)
+    got = sum(r[f"received_{basis}_per_s"] or 0.0 for r in span)
+    f = _floor_of(series[first], floors)
+    sigma = max(f.sigma, series[first]["granularity"] or 0.0, 1e-12)
+    # windows are equally long: the span's ratio is the ratio of summed rates; its noise is at
+    # most a window's over sqrt(windows) (boundary noise does not grow with the span)
+    return ((sent - got) / sent - f.median) * math.sqrt(len(span)) / sigma if sent > 0 else 0.0
+
+
+def _loss_incident(link: str, tx_port: str, run: list[dict], strength: float,
+                   floors: dict[int | None, NoiseFloor]) -> Incident:
+    worst = max(run, key=lambda r: r["deficit_ratio"])
+    floor = _floor_of(worst, floors)
+    errors = sum(r["errors_per_s"] or 0.0 for r in run) / len(run)
+    evidence = [{"tx_port": tx_port, "rx_port": r["rx_port"], "window_start": _iso(r["window_start"]),
+                 "window_end": _iso(r["window_end"]), "basis": r["basis"],
+                 "sent_per_s": r[f"sent_{r['basis']}_per_s"],
+                 "received_per_s": r[f"received_{r['basis']}_per_s"],
+                 "deficit_pct": round(100 * r["deficit_ratio"], 3),
+                 "errors_per_s": round(r["errors_per_s"] or 0.0, 3)} for r in run]
+    evidence.insert(0, {"link": link, "direction": f"{tx_port} -> {worst['rx_port']}",
+                        "windows": len(run), "evidence_z": round(strength, 2),
+                        "worst_deficit_pct": round(100 * worst["deficit_ratio"], 3),
+                        "noise_floor": floor.as_json()})
+    how = "with no error counter moving" if errors == 0 else f"({errors:.1f} errors or discards/s)"
+    return Incident(
+        "link_degraded", "link", link, run[0]["window_start"], run[-1]["window_end"],
+        min(0.9, 0.55 + 0.025 * strength),
+        f"link {link} loses up to {100 * worst['deficit_ratio']:.2f}% of what {tx_port} sends "
+        f"{how}, over {len(run)} window(s) ({strength:.0f} sigma above the bundle's noise)",
+        evidence)
+
+
+def find_low_speed(con: duckdb.DuckDBPyConnection) -> list[Incident]:
+    """link_degraded where a link runs below the speed of the links of the same role on each of
+    its devices that has such links, and below the fabric's links of that role."""
+    from replay.hosts import HOSTS
+
+    rows = _rows(con, f"""
+        WITH hosts AS {HOSTS},
+        speed AS (  -- per port: its lowest reported speed, and when it reported that
+            SELECT device || ':' || ifname AS port, min(value) AS bps
+            FROM samples WHERE counter = 'port_speed_bps' AND value > 0 GROUP BY ALL
+        ), low_at AS (  -- still: its latest speed sample reports that speed
+            SELECT s.device || ':' || s.ifname AS port, min(s.ts) FILTER (WHERE s.value = p.bps)
+                   AS start, max(s.ts) FILTER (WHERE s.value = p.bps) AS last,
+                   arg_max(s.value, s.ts) = p.bps AS still
+            FROM samples s JOIN speed p ON p.port = s.device || ':' || s.ifname
+            WHERE s.counter = 'port_speed_bps' GROUP BY s.device, s.ifname, p.bps
+        ), ends AS (  -- each link from each of its ends, with the role of its far end
+            SELECT link_id, device_a AS device, port_a AS port, device_b IN (SELECT device FROM hosts)
+                   AS to_host FROM links
+            UNION ALL SELECT link_id, device_b, port_b, device_a IN (SELECT device FROM hosts)
+            FROM links
+        ), link_speed AS (
+            SELECT l.link_id, min(s.bps) AS bps, (SELECT count(*) FROM ends x WHERE x.link_id = l.link_id
+                   AND x.to_host) > 0 AS host_link
+            FROM links l JOIN speed s ON s.port IN (l.port_a, l.port_b) GROUP BY ALL
+        ), peers AS (  -- per end: the median speed of the device's other links of the same role
+            SELECT e.link_id, e.device, median(o.bps) AS peer_bps, count(*) AS peers
+            FROM ends e JOIN ends f ON f.device = e.device AND f.to_host = e.to_host
+                                    AND f.link_id <> e.link_id
+            JOIN link_speed o ON o.link_id = f.link_id GROUP BY ALL
+        ), fabric AS (SELECT host_link, median(bps) AS fabric_bps, count(*) AS links
+                      FROM link_speed GROUP BY ALL)
+        SELECT k.link_id, k.bps, k.host_link, f.fabric_bps, f.links AS fabric_links,
+            list({{'device': p.device, 'peer_bps': p.peer_bps, 'peers': p.peers}}) AS ends,
+            bool_and(k.bps < {SPEED_RATIO} * p.peer_bps) AS below_every_device,
+            (SELECT min(start) FROM low_at a JOIN links l ON a.port IN (l.port_a, l.port_b)
+             WHERE l.link_id = k.link_id) AS start,
+            (SELECT max(last) FROM low_at a JOIN links l ON a.port IN (l.port_a, l.port_b)
+             WHERE l.link_id = k.link_id) AS last,
+            (SELECT bool_or(still) FROM low_at a JOIN links l ON a.port IN (l.port_a, l.port_b)
+             WHERE l.link_id = k.link_id) AS still
+        FROM link_speed k JOIN peers p USING (link_id) JOIN fabric f USING (host_link)
+        GROUP BY ALL
+        HAVING below_every_device AND k.bps < {SPEED_RATIO} * f.fabric_bps""")
+    out = []
+    for r in rows:
+        peer = max(e["peer_bps"] for e in r["ends"])
+        out.append(Incident(  # end None: still at that speed at its last report
+            "link_degraded", "link", r["link_id"], r["start"], None if r["still"] else r["last"],
+            min(0.9, 0.7 + 0.1 * math.log2(peer / r["bps"])),
+            f"link {r['link_id']} runs at {r['bps'] / 1e9:g} Gb/s where its peers run at "
+            f"{peer / 1e9:g} Gb/s (a lower negotiated speed)",
+            [{"link": r["link_id"], "speed_bps": r["bps"], "fabric_median_bps": r["fabric_bps"],
+              "fabric_links": r["fabric_links"], "host_link": r["host_link"],
+              "ends": r["ends"], "low_since": _iso(r["start"]), "low_until": _iso(r["last"])}]))
+    return out
+
+
+def counter_flaps(con: duckdb.DuckDBPyConnection) -> list[dict]:
+    """Per port, each sample interval in which a carrier or link-down counter moved: port, link,
+    counter, ts_start, ts, delta (resets and clears give no delta, so never a flap)."""
+    names = ", ".join(f"'{c}'" for c in FLAP_COUNTERS)
+    return _rows(con, f"""
+        WITH d AS (SELECT port, counter, ts_start, ts, delta
+                   FROM sample_deltas([{names}]) WHERE delta > 0),
+        n AS (SELECT DISTINCT hash(device, ifname) AS port, device, ifname FROM samples
+              WHERE counter IN ({names}))
+        SELECT n.device || ':' || n.ifname AS port, coalesce(
+                   (SELECT link_id FROM links WHERE port_a = n.device || ':' || n.ifname
+                    OR port_b = n.device || ':' || n.ifname LIMIT 1),
+                   n.device || ':' || n.ifname) AS link,
+               d.counter, d.ts_start, d.ts, d.delta
+        FROM d JOIN n USING (port) ORDER BY link, d.ts_start""")
+
+
+def short_flaps(moves: list[dict], outages: dict[str, list[tuple[datetime, datetime]]]
+                ) -> dict[str, list[dict]]:
+    """The counter moves (`counter_flaps`) of each link that no outage of a second or more
+    (`outages`: per link, merged down intervals) explains: an interval overlapping an outage is
+    that outage's own transition."""
+    out: dict[str, list[dict]] = {}
+    for m in moves:
+        known = outages.get(m["link"], [])
+        if any(s <= m["ts"] and m["ts_start"] <= e for s, e in known):
+            continue
+        out.setdefault(m["link"], []).append(m)
+    return out
+
+
+def flap_episodes(moves: list[dict]) -> list[tuple[datetime, datetime, int, set[str]]]:
+    """One link's unexplained counter moves as flaps: overlapping intervals (either end, any
+    counter) are one episode; per episode (start, end, flaps, ports). Carrier transitions count
+    down and up (two per flap), down-event counters one per flap."""
+    episodes: list[list[dict]] = []
+    for m in sorted(moves, key=lambda m: m["ts_start"]):
+        if episodes and m["ts_start"] <= max(x["ts"] for x in episodes[-1]):
+            episodes[-1].append(m)
+        else:
+            episodes.append([m])
+    out = []
+    for ep in episodes:
+        per = {}
+        for m in ep:
+            n = m["delta"] / 2 if m["counter"] == "carrier_transitions" else m["delta"]
+            per[(m["port"], m["counter"])] = per.get((m["port"], m["counter"]), 0) + n
+        out.append((min(m["ts_start"] for m in ep), max(m["ts"] for m in ep),
+                    max(1, math.ceil(max(per.values()))), {m["port"] for m in ep}))
+    return out

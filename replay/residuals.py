@@ -1,0 +1,158 @@
+"""Conservation residuals: what one end of a cable sent is what the other end received.
+
+Per link, direction and replay window (the windows of `expected_ports`), the sending port's
+tx against the receiving port's rx (packets where both count them, else bytes); per switch and
+window, everything its ports received against everything they sent. The rows land in
+`link_residuals` and `switch_residuals` (replay/sql/results.sql, README "Tables and views").
+
+Counters of two devices never agree exactly: their clocks are skewed and their samples fall at
+different instants, so a window's two averages cover slightly different seconds. The noise
+floor is measured on the bundle itself: the median and MAD of the relative deficits of every
+link and window that carried traffic. A window is not computable (and says so in `status`, no
+guess) where an end exports nothing (a silent device: its links are seen from the other end
+only) or a counter was reset or cleared in it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from importlib import resources
+
+import duckdb
+
+from replay.results import RESULT_DDL, ensure_results
+
+SQL = (resources.files("replay") / "sql" / "residuals.sql").read_text()
+# a robust standard deviation from a MAD (normal noise)
+MAD_TO_SIGMA = 1.4826
+
+
+def _statements() -> dict[str, str]:
+    """The named statements of residuals.sql (`-- name: x` starts one)."""
+    out: dict[str, str] = {}
+    name = None
+    for line in SQL.splitlines():
+        if line.startswith("-- name:"):
+            name = line.split(":", 1)[1].strip()
+            out[name] = ""
+        elif name:
+            out[name] += line + "\n"
+    return out
+
+
+STATEMENTS = _statements()
+# the CREATE TABLE statements of link_residuals and switch_residuals in replay/sql/results.sql
+_RESIDUAL_DDL = [q.query for q in duckdb.extract_statements(RESULT_DDL)
+                 if "TABLE IF NOT EXISTS link_residuals" in q.query
+                 or "TABLE IF NOT EXISTS switch_residuals" in q.query]
+
+
+@dataclass
+class Windows:
+    """The replay windows the residuals use: [t_from + k * window_s, ...) up to t_to."""
+
+    t_from: datetime
+    t_to: datetime
+    window_s: float
+
+    @property
+    def count(self) -> int:
+        return max(1, math.ceil((self.t_to - self.t_from).total_seconds() / self.window_s - 1e-9))
+
+
+def replay_windows(con: duckdb.DuckDBPyConnection) -> Windows | None:
+    """The latest replay's windows (`replay_runs`); without a replay, the windows a replay of
+    the whole store would use (replay.expected.replay's rule); None without samples."""
+    from replay.expected import default_window_s  # the twin's import chain only when needed
+
+    run = con.execute("SELECT t_from, t_to, window_s FROM replay_runs "
+                      "WHERE t_from IS NOT NULL AND t_to > t_from").fetchone()
+    if run:
+        return Windows(run[0], run[1], float(run[2]))
+    lo, hi = con.execute("SELECT min(ts), max(ts) FROM samples").fetchone()
+    if lo is None or hi <= lo:
+        return None
+    window_s = default_window_s(con)
+    epoch = datetime(1970, 1, 1)
+    t_from = epoch + timedelta(seconds=((lo - epoch).total_seconds() // window_s) * window_s)
+    return Windows(t_from, hi, window_s)
+
+
+def compute_residuals(con: duckdb.DuckDBPyConnection, windows: Windows | None = None,
+                      schema: str = "main") -> int:
+    """Replace `<schema>.link_residuals` and `<schema>.switch_residuals` with the residuals of
+    `windows` (default: the latest replay's); returns the link rows written. `schema="temp"`
+    computes them beside a read-only store (temp tables of the same names shadow the store's)."""
+    from replay.hosts import HOSTS
+
+    if schema == "main":
+        ensure_results(con)
+    else:  # the tables' own DDL, as temp tables (a read-only or older store may lack them)
+        for ddl in _RESIDUAL_DDL:
+            con.execute(ddl.replace("CREATE TABLE IF NOT EXISTS", "CREATE TEMP TABLE IF NOT EXISTS"))
+    for table in ("link_residuals", "switch_residuals"):
+        con.execute(f"DELETE FROM {schema}.{table}")
+    windows = windows or replay_windows(con)
+    if windows is None:
+        return 0
+    fmt = {"window_s": windows.window_s, "n_win": windows.count, "hosts": HOSTS,
+           "span_s": (windows.t_to - windows.t_from).total_seconds()}
+    params = {"t_from": windows.t_from, "t_to": windows.t_to}
+    try:
+        con.execute(STATEMENTS["port_windows"].format(**fmt), params)
+        at = {"t0": windows.t_from, "t_to": windows.t_to, "window_us": windows.window_s * 1e6}
+        for name in ("link_residuals", "switch_residuals"):
+            sql = STATEMENTS[name].format(**fmt).replace(f"INSERT INTO {name}",
+                                                         f"INSERT INTO {schema}.{name}", 1)
+            con.execute(sql, at)
+    finally:
+        con.execute("DROP TABLE IF EXISTS temp._resid_ports")
+    return con.execute(f"SELECT count(*) FROM {schema}.link_residuals").fetchone()[0]
+
+
+def residuals_present(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the connection sees residuals (a store only ingested, replayed before residuals
+    existed, or older than the table, has none)."""
+    if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'link_residuals'"
+                       ).fetchone()[0]:
+        return False
+    return bool(con.execute("SELECT EXISTS (SELECT 1 FROM link_residuals)").fetchone()[0])
+
+
+@dataclass
+class NoiseFloor:
+    """The bundle's own spread of relative deficits over the links and windows with traffic
+    whose coarser end samples about as often (within a factor of two: `cadence` is
+    round(log2(sample_s))); the whole bundle's where a cadence has too few rows."""
+
+    cadence: int | None
+    median: float
+    sigma: float  # MAD x 1.4826
+    rows: int
+
+    def as_json(self) -> dict:
+        return {"median_deficit_ratio": round(self.median, 6),
+                "sigma_deficit_ratio": round(self.sigma, 6), "rows": self.rows,
+                "sample_s_class": None if self.cadence is None else 2.0 ** self.cadence}
+
+
+MIN_FLOOR_ROWS = 30  # rows a cadence needs for its own median and MAD
+
+
+def noise_floors(con: duckdb.DuckDBPyConnection) -> dict[int | None, NoiseFloor]:
+    """Median and MAD of `deficit_ratio` over the computable rows, per sampling cadence (key
+    None: every row). Empty without a computable row."""
+    rows = con.execute("""
+        WITH r AS (SELECT round(log2(greatest(sample_s, 1e-3)))::INT AS c, deficit_ratio AS x
+                   FROM link_residuals WHERE status = 'ok' AND deficit_ratio IS NOT NULL),
+        g AS (SELECT NULL::INT AS c, x FROM r UNION ALL SELECT c, x FROM r),
+        m AS (SELECT c, median(x) AS med, count(*) AS n FROM g GROUP BY c)
+        SELECT m.c, any_value(med), median(abs(x - med)), any_value(n)
+        FROM g JOIN m ON g.c IS NOT DISTINCT FROM m.c GROUP BY m.c""").fetchall()
+    out = {c: NoiseFloor(c, float(med), MAD_TO_SIGMA * float(mad), int(n))
+           for c, med, mad, n in rows}
+    if None not in out:
+        return {}
+    return {c: f for c, f in out.items() if c is None or f.rows >= MIN_FLOOR_ROWS}

@@ -1,0 +1,144 @@
+-- Conservation residuals (replay/residuals.py fills link_residuals and switch_residuals with
+-- these; `{n_win}` is the number of replay windows, `{window_s}` their length and `{span_s}`
+-- the replay's span in seconds). A rate row whose interval saw a counter reset or clear
+-- (`reset`) counts nowhere: the window of that port is marked instead of being guessed.
+
+-- per port and replay window: what it sent and received in the window's own seconds. A sample
+-- interval that straddles a window boundary counts in each window for the share of its seconds
+-- that falls there (the cumulative counter interpolated at the boundary), so both ends of a
+-- cable count over the same seconds whatever their sampling phase and cadence; a missing sample
+-- widens one interval, a duplicate adds none. `secs`: the seconds the port's intervals cover.
+-- name: port_windows
+CREATE OR REPLACE TEMP TABLE _resid_ports AS
+WITH r AS (
+    SELECT device, ifname, ts, interval_s, coalesce(reset, false) AS reset,
+        epoch_us(ts - $t_from) / 1e6 AS t1, epoch_us(ts - $t_from) / 1e6 - interval_s AS t0,
+        tx_bytes_per_s, rx_bytes_per_s, tx_packets_per_s, rx_packets_per_s,
+        coalesce(errors_per_s, 0) AS errors_per_s, coalesce(discards_per_s, 0) AS discards_per_s,
+        coalesce(tx_pause_per_s, 0) AS tx_pause_per_s
+    FROM port_rates
+    WHERE ts > $t_from AND ts - to_microseconds(CAST(interval_s * 1e6 AS BIGINT)) < $t_to
+        AND interval_s > 0
+), split AS (  -- each interval over the windows it overlaps: seconds of overlap `o`
+    SELECT r.*, w, least(t1, (w + 1) * {window_s}, {span_s}) - greatest(t0, w * {window_s}, 0) AS o
+    FROM r, unnest(range(greatest(0, floor(t0 / {window_s}))::BIGINT,
+                         least({n_win}, floor(t1 / {window_s}) + 1)::BIGINT)) AS u(w)
+)
+SELECT device || ':' || ifname AS port, device, w,
+    sum(o) FILTER (WHERE NOT reset) AS secs, bool_or(reset) AS reset, count(*) AS samples,
+    median(interval_s) AS sample_s,
+    sum(tx_bytes_per_s * o) FILTER (WHERE NOT reset) AS tx_bytes,
+    sum(rx_bytes_per_s * o) FILTER (WHERE NOT reset) AS rx_bytes,
+    sum(tx_packets_per_s * o) FILTER (WHERE NOT reset) AS tx_packets,
+    sum(rx_packets_per_s * o) FILTER (WHERE NOT reset) AS rx_packets,
+    sum(errors_per_s * o) AS errors, sum(discards_per_s * o) AS discards,
+    sum(tx_pause_per_s * o) AS tx_pause,
+    least({window_s}, {span_s} - w * {window_s}) AS window_secs
+FROM split WHERE o > 0
+GROUP BY ALL;
+
+-- per link, direction and window: the sender's tx against the receiver's rx. The deficit is on
+-- packets where both ends count them (bytes differ between vendors by what they count of a
+-- frame's header and FCS; a packet is a packet), else on bytes. `sample_s`: the coarser end's
+-- sampling interval (the noise of a window's two averages grows with it). `rate_change`: how
+-- much the sent rate moved across the window, as a share of the window's: a step (the window
+-- after against the window before) or a transient (the window against both): two devices'
+-- counters stamped a few seconds apart (skew, an exporter's cache) disagree over a window by
+-- that offset times the change. `granularity`: the relative
+-- deficit that whole-packet counters read at each sample could show on their own.
+-- name: link_residuals
+INSERT INTO link_residuals
+WITH dirs AS (
+    SELECT link_id, port_a AS tx_port, port_b AS rx_port FROM links
+    UNION ALL SELECT link_id, port_b, port_a FROM links
+), speed AS (  -- line rate per port where it reports one (bytes/s)
+    SELECT device || ':' || ifname AS port, max(value) / 8 AS bytes_per_s FROM samples
+    WHERE counter = 'port_speed_bps' AND value > 0 GROUP BY ALL
+), win AS (SELECT range AS w FROM range({n_win})),
+grid AS (SELECT * FROM dirs, win),
+seen AS (SELECT DISTINCT port FROM _resid_ports),
+j AS (
+    SELECT g.w, g.link_id, g.tx_port, g.rx_port,
+        s.secs AS s_secs, r.secs AS r_secs, coalesce(s.window_secs, r.window_secs) AS s_window,
+        s.reset OR r.reset AS reset,
+        s.tx_bytes / s.secs AS sent_bytes, r.rx_bytes / r.secs AS recv_bytes,
+        s.tx_packets / s.secs AS sent_packets, r.rx_packets / r.secs AS recv_packets,
+        (r.errors + r.discards + s.discards) AS errors, s.tx_pause / s.secs AS sender_pause,
+        s.samples + r.samples AS samples, greatest(s.sample_s, r.sample_s) AS sample_s,
+        g.tx_port IN (SELECT port FROM seen) AS tx_seen,
+        g.rx_port IN (SELECT port FROM seen) AS rx_seen,
+        least((SELECT bytes_per_s FROM speed WHERE port = g.tx_port),
+              (SELECT bytes_per_s FROM speed WHERE port = g.rx_port)) AS line_rate,
+        greatest(abs(nxt - prv), abs(2 * cur - prv - nxt)) / nullif(cur, 0) AS rate_change
+    FROM (SELECT g.*, coalesce(s.tx_packets / s.secs, s.tx_bytes / s.secs) AS cur,
+                 coalesce(sp.tx_packets / sp.secs, sp.tx_bytes / sp.secs) AS prv,
+                 coalesce(sn.tx_packets / sn.secs, sn.tx_bytes / sn.secs) AS nxt
+          FROM grid g
+          LEFT JOIN _resid_ports s ON s.port = g.tx_port AND s.w = g.w
+          LEFT JOIN _resid_ports sp ON sp.port = g.tx_port AND sp.w = g.w - 1
+          LEFT JOIN _resid_ports sn ON sn.port = g.tx_port AND sn.w = g.w + 1) g
+    LEFT JOIN _resid_ports s ON s.port = g.tx_port AND s.w = g.w
+    LEFT JOIN _resid_ports r ON r.port = g.rx_port AND r.w = g.w
+    WHERE g.tx_port IN (SELECT port FROM seen) OR g.rx_port IN (SELECT port FROM seen)
+), k AS (
+    SELECT *, CASE WHEN sent_packets IS NOT NULL AND recv_packets IS NOT NULL THEN 'packets'
+                   WHEN sent_bytes IS NOT NULL AND recv_bytes IS NOT NULL THEN 'bytes' END AS basis
+    FROM j
+)
+SELECT $t0 + to_microseconds(CAST(round(w * $window_us) AS BIGINT)) AS window_start,
+    least($t_to, $t0 + to_microseconds(CAST(round((w + 1) * $window_us) AS BIGINT))) AS window_end,
+    link_id, tx_port, rx_port, sent_bytes AS sent_bytes_per_s, recv_bytes AS received_bytes_per_s,
+    sent_packets AS sent_packets_per_s, recv_packets AS received_packets_per_s,
+    sent_bytes - recv_bytes AS deficit_bytes_per_s,
+    sent_packets - recv_packets AS deficit_packets_per_s,
+    CASE basis WHEN 'packets' THEN (sent_packets - recv_packets) / nullif(sent_packets, 0)
+               WHEN 'bytes' THEN (sent_bytes - recv_bytes) / nullif(sent_bytes, 0) END AS deficit_ratio,
+    basis, sample_s, rate_change,
+    CASE WHEN basis = 'packets' AND sent_packets > 0
+         THEN samples / (sent_packets * least(s_secs, r_secs)) END AS granularity,
+    errors / least(s_secs, r_secs) AS errors_per_s, sender_pause AS sender_pause_per_s,
+    CASE WHEN NOT tx_seen THEN 'sender_silent'
+         WHEN NOT rx_seen THEN 'receiver_silent'
+         WHEN reset THEN 'reset'
+         -- an end that covers less of the window (before its first sample, a long gap): the
+         -- two averages would be over different seconds
+         WHEN s_secs IS NULL OR r_secs IS NULL OR least(s_secs, r_secs) < 0.9 * s_window
+         THEN 'partial'
+         WHEN basis IS NULL THEN 'uncounted'
+         -- frames of fewer than 60 bytes on average: a packet counter's clear read as a
+         -- 32-bit wrap (byte counters pass 2^32 in a second at these speeds), not traffic
+         WHEN sent_bytes < 60 * sent_packets OR recv_bytes < 60 * recv_packets THEN 'impossible'
+         -- under 1% of the line rate, control frames (LLDP, ARP) that one end's unicast
+         -- counter leaves out are a visible share: no basis for a loss rate
+         WHEN coalesce(sent_packets, sent_bytes) = 0 OR sent_bytes < 0.01 * line_rate THEN 'idle'
+         ELSE 'ok' END AS status
+FROM k;
+
+-- per switch and window: everything its ports received against everything they sent (a
+-- switch keeps no traffic); only where every port it reports counted the whole window
+-- name: switch_residuals
+INSERT INTO switch_residuals
+WITH sw AS (
+    SELECT device FROM _resid_ports
+    EXCEPT SELECT device FROM {hosts}
+), p AS (
+    SELECT device, w, count(*) AS ports, bool_or(reset OR secs IS NULL) AS reset,
+        count(*) < any_value(n_ports) AS partial,
+        sum(rx_packets / secs) AS in_packets, sum(tx_packets / secs) AS out_packets,
+        sum(rx_bytes / secs) AS in_bytes, sum(tx_bytes / secs) AS out_bytes,
+        sum(discards / secs) AS discards
+    FROM _resid_ports JOIN (SELECT device, count(DISTINCT port) AS n_ports FROM _resid_ports
+                            GROUP BY device) USING (device)
+    WHERE device IN (SELECT device FROM sw) GROUP BY device, w
+)
+SELECT $t0 + to_microseconds(CAST(round(w * $window_us) AS BIGINT)) AS window_start,
+    least($t_to, $t0 + to_microseconds(CAST(round((w + 1) * $window_us) AS BIGINT))) AS window_end,
+    device, ports, in_bytes AS in_bytes_per_s, out_bytes AS out_bytes_per_s,
+    in_packets AS in_packets_per_s, out_packets AS out_packets_per_s, discards AS discards_per_s,
+    CASE WHEN reset OR partial THEN NULL
+         WHEN in_packets IS NOT NULL AND out_packets IS NOT NULL
+         THEN (in_packets - out_packets) / nullif(in_packets, 0)
+         ELSE (in_bytes - out_bytes) / nullif(in_bytes, 0) END AS deficit_ratio,
+    CASE WHEN reset THEN 'reset' WHEN partial THEN 'partial' WHEN coalesce(in_packets, in_bytes) IS NULL THEN 'uncounted'
+         WHEN coalesce(in_packets, in_bytes) = 0 THEN 'idle' ELSE 'ok' END AS status
+FROM p;
