@@ -14,8 +14,8 @@ produces (an output): at a switch port below saturation an M/D/1 queue of the po
 utilization, whose waiting-time tail is the Cramer-Lundberg exponential of M/G/1,
 P(W > t) = min(rho, C exp(-theta t / D)) with rho (e^theta - 1) = theta and
 C = (1 - rho) / (rho e^theta - 1) (D: one packet's service time); at a saturated port the
-congestion control holds a standing queue (`twin.queueing.queue_state`'s `queue_bytes`), a fixed
-wait. The NIC's own egress (the first hop) is paced by its sender, not a Poisson stream: no wait.
+congestion control holds a standing queue (`twin.queueing.queue_state`'s `queue_bytes`, or
+DCQCN's fixed point of `twin.dcqcn_equilibrium` with `snapshot_latency(cc=...)`), a fixed wait. The NIC's own egress (the first hop) is paced by its sender, not a Poisson stream: no wait.
 The mean of that tail is within 2% of Pollaczek-Khinchine's rho D / (2 (1 - rho)) from 50% load
 up (the mean `twin.queueing` uses). A flow split over paths takes each hop position's links in
 proportion to its split; hops are independent (Kleinrock's independence approximation), so a
