@@ -107,9 +107,12 @@ def test_a_saturated_port_adds_its_standing_queue(fab):
 
 
 def test_qp_give_up_time_is_the_ack_timeout_formula():
-    assert QpRetry(18, 7).give_up_s == pytest.approx(4.096e-6 * 2**18 * 7)  # 7.52 s
-    assert QpRetry(14, 7).give_up_s == pytest.approx(0.4697, abs=1e-4)
-    assert QpRetry().give_up_s == pytest.approx(4.096e-6 * 2**20 * 7)  # NCCL's defaults: 30.1 s
+    # the first sending and each of the 7 retries wait one timeout: 8 timeouts, then error
+    assert QpRetry(18, 7).give_up_s == pytest.approx(4.096e-6 * 2**18 * 8)  # 8.59 s
+    assert QpRetry(14, 7).give_up_s == pytest.approx(0.5369, abs=1e-4)
+    assert QpRetry().give_up_s == pytest.approx(4.096e-6 * 2**20 * 8)  # NCCL's defaults: 34.4 s
+    # a QP with no retries still waits for the ACK of its one sending
+    assert QpRetry(15, 0).give_up_s == pytest.approx(4.096e-6 * 2**15)
     with pytest.raises(ValueError, match="retry count 8"):
         QpRetry(14, 8)
 
@@ -123,7 +126,7 @@ def test_link_down_detection_follows_the_pcs_alignment_markers():
 @pytest.mark.parametrize("exponent", [12, 14])
 def test_software_plane_recovery_equals_the_configured_qp_timeout(exponent):
     planes = PlaneBalancing(qp=QpRetry(exponent, 7))
-    back = 0.01 + 4.096e-6 * 2**exponent * 7
+    back = 0.01 + 4.096e-6 * 2**exponent * 8  # 8 timeouts
     t, frac = plane_failure_timeline("sw", planes, until=back + 0.01, step=1e-4, hosts=16)
     assert np.all(frac[(t > 0.0101) & (t <= back - 1e-4)] == 0)  # stuck QPs hold the transfers
     assert frac[t >= back + 1e-4] == pytest.approx(0.75)

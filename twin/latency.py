@@ -14,8 +14,8 @@ produces (an output): at a switch port below saturation an M/D/1 queue of the po
 utilization, whose waiting-time tail is the Cramer-Lundberg exponential of M/G/1,
 P(W > t) = min(rho, C exp(-theta t / D)) with rho (e^theta - 1) = theta and
 C = (1 - rho) / (rho e^theta - 1) (D: one packet's service time); at a saturated port the
-congestion control holds a standing queue (`twin.queueing.queue_state`'s `queue_bytes`), a fixed
-wait. The NIC's own egress (the first hop) is paced by its sender, not a Poisson stream: no wait.
+congestion control holds a standing queue (`twin.queueing.queue_state`'s `queue_bytes`, or
+DCQCN's fixed point of `twin.dcqcn_equilibrium` with `snapshot_latency(cc=...)`), a fixed wait. The NIC's own egress (the first hop) is paced by its sender, not a Poisson stream: no wait.
 The mean of that tail is within 2% of Pollaczek-Khinchine's rho D / (2 (1 - rho)) from 50% load
 up (the mean `twin.queueing` uses). A flow split over paths takes each hop position's links in
 proportion to its split; hops are independent (Kleinrock's independence approximation), so a
@@ -31,6 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import brentq
 
+from twin.dcqcn_equilibrium import Dcqcn, standing_queue_bytes
 from twin.maxmin import Incidence
 from twin.queueing import QueueConfig, Transport, queue_state
 
@@ -229,6 +230,9 @@ def latency_model(inc: Incidence, rates_bps: np.ndarray, capacity_bps: np.ndarra
     c, theta = md1_tail(np.clip(rho[rep], 0, 0.999))
     with np.errstate(divide="ignore", invalid="ignore"):
         tail = np.where(theta > 0, np.log(np.maximum(c, 1.0) / 1e-6) / theta * service[rep], 0.0)
+    # a saturated port's wait is its standing queue (a point mass), not an M/D/1 tail at 0.999:
+    # that tail would stretch the grid and coarsen every percentile read off it
+    tail = np.where(standing[rep] > 0, 0.0, tail)
     worst = sum(float(np.max(np.where(m.sum(axis=0) > 0, np.maximum(tail, standing[rep]), 0.0),
                              initial=0.0)) for m in mixes)
     bin_s = max(worst, 1e-9) / (bins // 2)
@@ -249,10 +253,22 @@ def latency_model(inc: Incidence, rates_bps: np.ndarray, capacity_bps: np.ndarra
 
 def snapshot_latency(inc: Incidence, rates_bps: np.ndarray, demand_bps: np.ndarray,
                      capacity_bps: np.ndarray, link_pos: np.ndarray, framing: Framing | None = None,
-                     hop: HopLatency | None = None, cfg: QueueConfig | None = None) -> LatencyModel:
+                     hop: HopLatency | None = None, cfg: QueueConfig | None = None,
+                     cc: Dcqcn | None = None) -> LatencyModel:
     """`latency_model` of flows at `rates_bps` that want `demand_bps`, with the queues
-    `twin.queueing.queue_state` gives (its standing queues where a port saturates)."""
+    `twin.queueing.queue_state` gives. Where a port saturates, the standing queue is
+    queue_state's formula by default; with `cc`, the DCQCN fixed point of
+    `twin.dcqcn_equilibrium` (the flows bottlenecked there sharing the port's capacity)."""
+    framing = framing or rocev2()
+    cfg = cfg or QueueConfig()
     active = np.ones(inc.n_flows, dtype=bool)
-    q = queue_state(inc, rates_bps, capacity_bps, demand_bps, active, cfg or QueueConfig(), link_pos=link_pos)
-    return latency_model(inc, rates_bps, capacity_bps, link_pos, q.queue_bytes, q.utilization >= 1 - 1e-6,
-                         framing or rocev2(), hop or HopLatency())
+    q = queue_state(inc, rates_bps, capacity_bps, demand_bps, active, cfg, link_pos=link_pos)
+    saturated = q.utilization >= 1 - 1e-6
+    queue = q.queue_bytes
+    if cc is not None and saturated.any():
+        held = standing_queue_bytes(q.bottleneck_flows[saturated], np.asarray(capacity_bps)[saturated],
+                                    framing.wire_bytes, cfg, cc)
+        queue = queue.copy()
+        queue[saturated] = np.minimum(held, cfg.buffer_bytes)
+    return latency_model(inc, rates_bps, capacity_bps, link_pos, queue, saturated, framing,
+                         hop or HopLatency())

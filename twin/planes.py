@@ -10,12 +10,14 @@ link-down debounce the port is configured with (0 by default). These are the inp
 
 Software plane balancing (per QP) learns nothing from the link: each QP stays on its plane
 until the RDMA transport gives up on it. An RC QP retransmits after its local ACK timeout,
-4.096 us x 2^exponent (IBTA), `retry_count` times, then goes to error and the collective
-library moves its traffic: 4.096 us x 2^exponent x retry_count. NCCL sets the exponent with
+4.096 us x 2^exponent (IBTA), `retry_count` times; the last retransmission waits for its ACK
+one more timeout, so the QP goes to error after (retry_count + 1) timeouts (the first sending
+and each retry wait one each), and the collective library moves its traffic:
+4.096 us x 2^exponent x (retry_count + 1). NCCL sets the exponent with
 NCCL_IB_TIMEOUT (default 20; 18 and before that 14 in older releases) and the count with
 NCCL_IB_RETRY_CNT (default 7): docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html and
 NCCL's src/transport/net_ib (`NCCL_PARAM(IbTimeout, "IB_TIMEOUT", 20)`). With those defaults a
-QP gives up after 30.1 s; exponent 18 gives 7.5 s, 15 gives 0.94 s, 14 gives 0.47 s.
+QP gives up after 34.4 s; exponent 18 gives 8.6 s, 15 gives 1.07 s, 14 gives 0.54 s.
 """
 
 from __future__ import annotations
@@ -65,8 +67,9 @@ class QpRetry:
 
     @property
     def give_up_s(self) -> float:
-        """Seconds a QP on a dead path keeps retrying before it goes to error."""
-        return self.ack_timeout_s * self.retry_count
+        """Seconds a QP on a dead path keeps retrying before it goes to error: the timeout of
+        the first sending and of each of `retry_count` retransmissions."""
+        return self.ack_timeout_s * (self.retry_count + 1)
 
 
 @dataclass(frozen=True)

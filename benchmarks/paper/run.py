@@ -26,17 +26,30 @@ def rows_of(r: dict) -> list[str]:
     for case, twin in r["twin"].items():
         paper = r["paper"].get(case)
         ratio = "" if paper in (None, 0) else f"{twin / paper:.2f}"
+        span = r.get("range", {}).get(case)  # the paper gives a range: (low, high)
         if paper is None:
             within = ""
+        elif span is not None:
+            within = "yes (in range)" if span[0] <= twin <= span[1] else "no"
         elif r.get("bound", {}).get(case) == "under":  # the paper gives an upper bound
             within = "yes (under)" if twin <= paper else "no"
         elif paper == 0:
             within = "yes" if abs(twin) <= 1.0 else "no"  # a change of 0%: within a point
         else:
             within = "yes" if abs(twin / paper - 1) <= 0.10 else "no"
-        out.append(f"| {r['name']} | {case} | {'' if paper is None else f'{paper:g}'} | {twin:.2f} | "
+        shown = "" if paper is None else (f"{span[0]:g}-{span[1]:g}" if span else f"{paper:g}")
+        out.append(f"| {r['name']} | {case} | {shown} | {twin:.2f} | "
                    f"{ratio} | {r['kind'].get(case, '')} | {within} | {r['why'].get(case, '')} |")
     return out
+
+
+def summary_of(r: dict) -> str:
+    """One line: how many of the experiment's paper figures the twin meets, and as what."""
+    cells = [row.split(" | ") for row in rows_of(r)]
+    judged = [c for c in cells if c[2].strip()]  # a paper figure to compare with
+    met = [c for c in judged if c[6].startswith("yes")]
+    which = ", ".join(f"{c[1]} ({c[5]})" for c in met) or "none"
+    return f"- {r['name']}: {len(met)} of {len(judged)} met: {which}"
 
 
 def main() -> None:
@@ -60,19 +73,30 @@ def main() -> None:
         print(f"{r['name']}: paper {r['paper']} twin "
               f"{ {k: round(v, 2) for k, v in r['twin'].items()} } ({time.perf_counter() - t:.1f} s)",
               flush=True)
-    (args.out / "results.md").write_text("\n".join(rows) + "\n")
+    summary = [f"Run: `python benchmarks/paper/run.py --scale {args.scale:g}`. Per experiment, the "
+               f"paper's figures the twin meets (within 10%, in the paper's range or under its "
+               f"bound) and what kind each met figure is:", ""]
+    summary += [summary_of(r) for r in results]
+    (args.out / "results.md").write_text("\n".join(summary + [""] + rows) + "\n")
     plot(results, args.out)
     print(f"wrote {args.out / 'results.md'} and the plots")
 
 
 def _bars(ax, r: dict, cases: list[str], unit: str) -> None:
-    """The paper's value beside the twin's, per case, each bar labelled with its value."""
+    """The paper's value beside the twin's, per case, each bar labelled with its value; where
+    the paper gives a range, its bar spans it (error bar) and is labelled with it."""
     x = list(range(len(cases)))
     paper = [r["paper"].get(c, float("nan")) for c in cases]
     twin = [r["twin"][c] for c in cases]
-    for offset, vals, label in ((-0.2, paper, "paper"), (0.2, twin, "twin")):
-        bars = ax.bar([i + offset for i in x], vals, 0.4, label=label)
-        ax.bar_label(bars, labels=["" if v != v else f"{v:.3g}" for v in vals], fontsize=7)
+    spans = [r.get("range", {}).get(c) for c in cases]
+    err = [[0 if s is None else p - s[0] for p, s in zip(paper, spans, strict=True)],
+           [0 if s is None else s[1] - p for p, s in zip(paper, spans, strict=True)]]
+    bars = ax.bar([i - 0.2 for i in x], paper, 0.4, label="paper", yerr=err if any(spans) else None,
+                  capsize=3)
+    ax.bar_label(bars, labels=["" if v != v else (f"{s[0]:g}-{s[1]:g}" if s else f"{v:.4g}")
+                               for v, s in zip(paper, spans, strict=True)], fontsize=7)
+    bars = ax.bar([i + 0.2 for i in x], twin, 0.4, label="twin")
+    ax.bar_label(bars, labels=[f"{v:.4g}" for v in twin], fontsize=7)
     ax.set_xticks(x, cases, fontsize=7)
     ax.set_ylabel(unit)
     ax.axhline(0, c="grey", lw=0.5)
@@ -114,11 +138,28 @@ def plot(results: list[dict], out: Path) -> None:
             fig.suptitle(r["name"], fontsize=9)
         elif num == "5":
             # absolute values in their own panels: bandwidth (Gb/s), p99 latency (us), change (%)
-            fig, axes = plt.subplots(1, 3, figsize=(11, 3.6))
+            fig, axes = plt.subplots(1, 4, figsize=(16, 3.8))
             _bars(axes[0], r, ["bandwidth healthy", "bandwidth 10% down"], "Gb/s per host")
-            _bars(axes[1], r, ["p99 latency healthy", "p99 latency 10% down"], "us")
-            _bars(axes[2], r, ["p99 latency change %", "p99 latency increase (us)"], "% / us")
+            _bars(axes[1], r, ["p99 latency healthy", "p99 latency 10% down", "full load: p99 healthy",
+                               "full load: p99 10% down"], "us")
+            _bars(axes[2], r, ["p99 latency change %", "full load: p99 change %"], "%")
+            _bars(axes[3], r, ["p99 latency increase (us)", "p99 increase, random 10% (us)",
+                               "full load: p99 increase (us)"], "us")
+            for ax in axes[1:]:
+                ax.tick_params(axis="x", labelrotation=15)
+            fig.suptitle(r["name"] + " (75% load, and at line rate)", fontsize=9)
+        elif num == "7":
+            fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+            _bars(axes[0], r, ["10 ms", "100 ms", "300 ms"], "collective completion, change %")
+            _bars(axes[1], r, ["100 ms / 10 ms", "300 ms / 10 ms"], "ratio of the penalties")
+            axes[0].set_title("10 ms: the collective's length is chosen (input)", fontsize=8)
+            axes[1].set_title("ratios: independent of the collective's length", fontsize=8)
             fig.suptitle(r["name"], fontsize=9)
+        elif num == "2":
+            fig, ax = plt.subplots(figsize=(9, 3.8))
+            _bars(ax, r, list(r["twin"]), "us")
+            ax.tick_params(axis="x", labelrotation=12)
+            ax.set_title(r["name"], fontsize=8)
         else:
             fig, ax = plt.subplots(figsize=(6.5, 3.6))
             _bars(ax, r, list(r["twin"]), "")
