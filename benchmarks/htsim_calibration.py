@@ -74,6 +74,15 @@ port_fair_rates, union1d per coupled round) was cut, same FCTs: that run 52.4 ->
 the rounds themselves (one per distinct bottleneck level: 4.1 per filling at 500 us, 45.8 at
 load 60, still 36.6 with levels merged within 1%, so merging would save a fifth) are what is
 left, not fixed.
++ hashed entropies (UEC's: `Transport.paths` = 64, htsim's `-paths 64`, an input; part of
+`spray`): an oblivious sender cycles 64 entropies, the switches hash each to a path, so a
+flow's split is uneven and the ports the hash overloads slow the flows crossing them; trimming
+moves the excess, only a slowed port keeps a full queue; completion waits on the slowest path
+through a slowed port, else on the mean path (UEC's step, 2026-12-01, load 10-16): calibration
+10/15 -> 11/15: perm1024_8MB uec_oblivious p99 -28.4% -> -23.2% (median -4.7 -> -0.8),
+perm1024_2MB p99 -19.8 -> -14.4; held-out 10/12 (perm1024_512KB obl p99 -7.8 -> -2.9); new runs
+perm1024b_4MB obl p99 -31.4 -> -26.7 (still out), failed1 -29.3 -> -27.8, perm128b_4MB_2tier
+-20.6 -> -15.9; uec_reps rows move < 1 point (WINDOW_REL 1e-3 -> 1e-2, for speed).
 Still missed: UEC incasts finish every sender together (htsim spreads them by up to 2x; medians
 +14..+18%, the mixed scenario's p99 +31..+39%): their unfairness (NSCC's start, trims) is not
 in a deterministic fluid model; the oblivious tail at 8 MB (p99 -28%); perm128 roce_ecmp's
