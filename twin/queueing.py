@@ -70,6 +70,9 @@ class Transport:
     # oblivious spraying over this many entropies per flow, each hashed to one path by the
     # switches (`twin.routing.FabricState.spray_paths`, htsim's `-paths`); 0: an even split
     paths: int = 0
+    # UEC's NSCC windows in a synchronized incast move on their own marks, so the senders share
+    # the receiver's port unequally (`twin.nscc`, weighted max-min in `twin.engine`); needs a window
+    incast_windows: bool = False
 
     @property
     def packet_bytes(self) -> float:
@@ -88,7 +91,7 @@ class Transport:
 ROCE = Transport(4000, 64, lossless=True)
 ROCE_PFC = ROCE  # the name of the lossless variant when it was opt-in
 # NSCC: maxwnd = 1.5 x the base BDP; 64 entropies per flow, as every htsim_uec run here (`-paths 64`)
-UEC = Transport(4086, 64, window_bdp=1.5, trimming=True, paths=64)
+UEC = Transport(4086, 64, window_bdp=1.5, trimming=True, paths=64, incast_windows=True)
 
 
 @dataclass
