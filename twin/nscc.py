@@ -50,6 +50,9 @@ class Nscc:
     reference_rtt_s: float = 12e-6  # NSCC's scaling reference: 100 Gb/s x 12 us
     reference_bps: float = 100e9
     step_s: float = 1e-6  # the model's clock
+    # an incast longer than this is weighed by its shares over this long (htsim's windows stay
+    # correlated for 400-800 us; it bounds the model's cost, 1 us steps)
+    horizon_s: float = 20e-3
 
 
 def incast_groups(src: np.ndarray, dst: np.ndarray, start: np.ndarray) -> np.ndarray:
@@ -128,7 +131,7 @@ class _Incasts:
         first_done = np.full(n_g, np.inf)
         share = np.zeros(len(g))
         t = 0.0
-        while np.isfinite(first_done).sum() < n_g and t < 1.0:
+        while np.isfinite(first_done).sum() < n_g and t < self.p.horizon_s:
             act = (self.rem > 0) & ~np.isfinite(first_done[g])
             d = (self.q / self.cg)[g]  # the incast's queueing delay
             tr, n_ack, n_marked = self.network(act, d)
@@ -137,6 +140,8 @@ class _Incasts:
             new = (np.bincount(g, weights=act & (self.rem <= 0), minlength=n_g) > 0) & ~np.isfinite(first_done)
             first_done[new] = t
             share[new[g]] = self.sent[new[g]]
+        open_ = ~np.isfinite(first_done)[g]  # past the horizon: the shares so far
+        share[open_] = self.sent[open_]
         return share
 
     def network(self, act: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -205,6 +210,8 @@ def flow_weights(src: np.ndarray, dst: np.ndarray, start: np.ndarray, size_bytes
     synchronized incast. receiver_bps: per flow, its receiver port's speed; the port's queue
     holds `queue_packets` packets (htsim's `-q`)."""
     groups = incast_groups(src, dst, start)
+    groups[np.asarray(receiver_bps, float) <= 0] = -1  # a dead receiver port: nothing to share
+    groups[groups >= 0] = np.unique(groups[groups >= 0], return_inverse=True)[1].ravel()
     if not (groups >= 0).any():
         return None
     member = np.flatnonzero(groups >= 0)
