@@ -67,6 +67,12 @@ class Transport:
     # lossy with trimming (UEC): oblivious spraying delivers at most each path's capacity
     # (`twin.routing.FabricState.spray_trims`); False: RoCE
     trimming: bool = False
+    # oblivious spraying over this many entropies per flow, each hashed to one path by the
+    # switches (`twin.routing.FabricState.spray_paths`, htsim's `-paths`); 0: an even split
+    paths: int = 0
+    # UEC's NSCC windows in a synchronized incast move on their own marks, so the senders share
+    # the receiver's port unequally (`twin.nscc`, weighted max-min in `twin.engine`); needs a window
+    incast_windows: bool = False
 
     @property
     def packet_bytes(self) -> float:
@@ -84,7 +90,8 @@ class Transport:
 # (`twin.maxmin.port_fair_rates`) and a paused NIC holds all its flows (`coupled`)
 ROCE = Transport(4000, 64, lossless=True)
 ROCE_PFC = ROCE  # the name of the lossless variant when it was opt-in
-UEC = Transport(4086, 64, window_bdp=1.5, trimming=True)  # NSCC: maxwnd = 1.5 x the base BDP
+# NSCC: maxwnd = 1.5 x the base BDP; 64 entropies per flow, as every htsim_uec run here (`-paths 64`)
+UEC = Transport(4086, 64, window_bdp=1.5, trimming=True, paths=64, incast_windows=True)
 
 
 @dataclass

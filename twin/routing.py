@@ -81,6 +81,10 @@ class FabricState:
     # cut to their headers and sent again, sprayed anew, so each path delivers at most its
     # capacity (`_trimmed_spray`); without it an even split stalls on the slowest path
     spray_trims: bool = False
+    # oblivious spraying over this many entropies per flow (htsim's `-paths`), each hashed by
+    # the switches to one path, so a flow's split is uneven (`_hashed_spray`); 0: the fluid
+    # limit, an even split over every path
+    spray_paths: int = 0
     # leaves splitting over their uplinks by fixed weights (one per leaf_up_cables entry)
     weighted_switches: dict[int, np.ndarray] = field(default_factory=dict)
     cable_gbps: np.ndarray = field(init=False)  # current capacity (degraded or 0 when down)
@@ -510,8 +514,47 @@ def ecmp(c: Crossing) -> Part:
 
 
 def spray(c: Crossing) -> Part:
-    """Oblivious per-packet spraying: an even split over the paths of the last convergence."""
+    """Oblivious per-packet spraying: an even split over the paths of the last convergence, or
+    over `spray_paths` hashed entropies per flow."""
+    if c.state.spray_paths > 0:
+        return _hashed_spray(c)
     return _split(c, adaptive=False)
+
+
+def _hashed_spray(c: Crossing) -> Part:
+    """Oblivious spraying as a UEC sender does it: its packets cycle evenly over
+    `spray_paths` entropy values and the switches hash each (flow, entropy) to one equal-cost
+    path (htsim's `-paths 64`: freeBSDHash(flow, path id) mod the next hops at every tier). So
+    a flow loads its paths as the hash falls, in multiples of 1/N (with 64 entropies over 8
+    uplinks each one carries 8 +- 2.6 of them), not evenly, and a link can be offered more than
+    it carries: trimmed there (`_trimmed_spray`), its queue full. Per-flow links, no classes."""
+    state = c.state
+    s, d = c.s_leaf[c.idx], c.d_leaf[c.idx]
+    paths, down = _path_cables(state, c.up, s, d)
+    usable = _path_ok(state.converged_alive, paths)
+    n_ok = usable.sum(axis=1)
+    n_ev = state.spray_paths
+    ev = np.arange(n_ev, dtype=np.uint64)[None, :]
+    h = mix_hash(c.entropy[c.idx][:, None], ev, np.full((1, 1), state.seed + 7, np.uint64))
+    width = np.where(n_ok > 0, n_ok, paths.shape[1]).astype(np.uint64)
+    k = (h % width[:, None]).astype(np.int64)  # flows x entropies: the k-th usable path
+    order = np.argsort(~usable, axis=1, kind="stable")  # usable paths first (all if none is)
+    chosen = np.take_along_axis(order, k, axis=1)
+    w = np.zeros(paths.shape[:2])
+    np.add.at(w, (np.repeat(np.arange(len(s)), n_ev), chosen.ravel()), 1.0 / n_ev)
+    present = paths >= 0
+    links = np.where(present, 2 * paths + down[None, None, :], -1)
+    if state.spray_trims:
+        before = state.overflowing.copy()
+        w = _trimmed_spray(state, w, links, np.ones(len(s)))
+        # a slowed port (htsim's `-failed`: offered 4x) trims all along, its queue full; a port
+        # the hash offers up to a third more is held under by the windows reacting to its delay
+        slowed = np.repeat(state.cable_gbps < state.fabric.cable_gbps, 2)
+        state.overflowing[:] = before | (state.overflowing & slowed)
+    weight = np.broadcast_to(w[:, :, None], paths.shape)
+    keep = present & (weight > 0)
+    flow = np.broadcast_to(np.arange(len(s))[:, None, None], paths.shape)
+    return Part(links[keep], c.idx[flow[keep]], weight[keep])
 
 
 def ar(c: Crossing) -> Part:

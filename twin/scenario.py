@@ -45,7 +45,7 @@ header_bytes = 64             # headers per packet (Transport.header_bytes); def
 cc = "uec"                    # uec (a window, Transport.window_bdp) | none; dcqcn: refused
 window_bdp = 1.5              # the window in BDPs (default: twin.queueing.UEC's)
 trimming = true               # lossy with trimming (Transport.trimming); default: the kind's
-# paths = 64                  # paths to spray over: refused while Transport has no field
+paths = 64                    # entropies per sprayed flow (Transport.paths); 0: even split
 
 [queues]
 size_packets = 100            # or size_bytes = "400KB" (Transport.queue_packets)
