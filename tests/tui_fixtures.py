@@ -51,3 +51,34 @@ def empty_db(tmp_path, private_state_dir) -> Path:
     db = tmp_path / "empty.duckdb"
     Store.open(db).close()
     return db
+
+
+@pytest.fixture(scope="session")
+def checked_db(tmp_path_factory) -> Path:
+    """test_check's 2-plane bundle with NICs swapped between rails on gpu-node-0003 and the
+    cable leaf-p1-03:swp6--spine-p1-02:swp3 removed, as `fabtwin check BUNDLE` stores its
+    findings (rail, rail, missing_link); their time fixed so that snapshots compare."""
+    from click.testing import CliRunner
+    from test_check import SCENARIO, swap_host_ports, uncable
+
+    from fabtwin.cli import main
+    from twin.synth.bundle import generate
+
+    root = tmp_path_factory.mktemp("checked")
+    (root / "mp.toml").write_text(SCENARIO)
+    bundle = generate(root / "mp.toml", root / "mp", seed=7).out
+    swap_host_ports(bundle, "gpu-node-0003", "eth0", "eth2")
+    uncable(bundle, "leaf-p1-03:swp6", "spine-p1-02:swp3")
+    db = root / "checked.duckdb"
+    out = CliRunner().invoke(main, ["check", str(bundle), "--db", str(db), "-q"])
+    assert out.exit_code == 5, out.output  # findings
+    with Store.open(db) as store:
+        store.con.execute("UPDATE check_findings SET created = TIMESTAMP '2026-11-30 03:15:00'")
+    return db
+
+
+@pytest.fixture
+def checked_copy(checked_db, tmp_path, private_state_dir) -> Path:
+    db = tmp_path / "checked.duckdb"
+    shutil.copy(checked_db, db)
+    return db

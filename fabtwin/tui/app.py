@@ -165,6 +165,20 @@ class FabtwinApp(App):
         self.screen.set_query(
             f"SELECT * FROM job_hosts WHERE job_id = '{job_id.replace(chr(39), '')}'")
 
+    def fabric_plane(self, plane: str) -> None:
+        """The fabric screen on `plane` (a check finding's plane-N)."""
+        self.action_open_tab("fabric")
+        screen = self.screen
+        maps = getattr(screen, "maps", None) or []
+        # a heatmap's plane is the cabling's plane number; findings name it plane-N
+        index = next((i for i, hm in enumerate(maps)
+                      if f"plane-{hm.plane}" in (plane, f"plane-{plane}")), None)
+        if index is None:  # its heatmaps not read yet, or no such plane in the cabling
+            self.notify(f"{plane}: p steps through the planes", timeout=3)
+            return
+        screen.plane = index
+        screen.draw()
+
     def fabric_at(self, when: datetime | None, link: str | None = None) -> None:
         """The fabric screen at the window holding `when`, on the plane of `link` (a link id,
         or a port id: its link) with the cursor on its cell (leaf-spine or host link)."""

@@ -176,7 +176,7 @@ class SqlScreen(Screen):
 
     def action_cancel(self) -> None:
         """Interrupt the query still computing its first page (a sort of millions of rows);
-        with none running, leave the editor for the results, where 1-4 and q work again."""
+        with none running, leave the editor for the results, where 1-5 and q work again."""
         if not self._interrupt() and self.query_one("#editor", TextArea).has_focus:
             self.query_one(ResultsGrid).focus()
 

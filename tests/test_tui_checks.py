@@ -1,0 +1,99 @@
+"""The Checks screen (issue 22): `fabtwin check`'s findings (check_findings) in the TUI, each
+finding's entities opening their drill-down, at 80x24 and 120x40. Pilot on the findings
+`fabtwin check` stores for a bundle with planted miscabling (tui_fixtures.checked_db)."""
+
+from __future__ import annotations
+
+import pytest
+from test_tui_app import text_of, until  # the Pilot's helpers, shared
+from textual.widgets import DataTable
+
+from fabtwin.tui.app import FabtwinApp
+from fabtwin.tui.bars import key_text
+from fabtwin.tui.screens.checks import NONE_STORED
+
+pytest_plugins = ["tui_fixtures"]
+
+SIZES = pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+
+
+def scope(app) -> str:
+    return getattr(app.screen, "SCOPE", "")
+
+
+async def open_checks(app, pilot) -> None:
+    """`5`, as the key bar says, once the incidents list is up."""
+    await until(pilot, lambda: app.screen.query("#incidents"))
+    await pilot.press("5")
+    await until(pilot, lambda: scope(app) == "checks")
+
+
+def test_the_checks_screen_is_a_tab_in_every_key_bar():
+    for room in ("incidents", "incident", "fabric", "events", "entity", "checks"):
+        assert "1-5 Screens" in key_text(room, 80).plain
+    assert "F2-F6 Screens" in key_text("sql", 80).plain
+
+
+@SIZES
+async def test_findings_listed_and_each_entity_opens_its_view(checked_copy, size):
+    app = FabtwinApp(str(checked_copy))
+    async with app.run_test(size=size) as pilot:
+        await open_checks(app, pilot)
+        findings = app.screen.query_one("#findings", DataTable)
+        assert findings.row_count == 3
+        rows = [[str(c) for c in findings.get_row_at(r)] for r in range(3)]
+        assert [r[1:3] for r in rows] == [["error", "rail"], ["error", "rail"],
+                                          ["error", "missing_link"]]
+        assert rows[0][3].startswith("gpu-node-0003:eth2, leaf-p0-01")
+        assert "3 findings of the latest fabtwin check (2026-11-30 03:15:00): 3 errors" in \
+            text_of(app, "#summary")
+        # the highlighted finding: its whole summary and evidence, and its entities
+        shown = text_of(app, "#finding")
+        assert "rail (error): gpu-node-0003:eth2 is cabled to leaf-p0-01" in shown
+        assert "expected_leaf=leaf-p0-02" in shown
+        entities = app.screen.query_one("#entities", DataTable)
+        ents = [[str(c) for c in entities.get_row_at(r)] for r in range(entities.row_count)]
+        assert ents[:2] == [["gpu-node-0003:eth2", "port"], ["leaf-p0-01", "device"]]
+        for table in (findings, entities):  # every part has rows on screen at 80x24 too
+            assert table.region.height >= 3
+        # Enter on a finding with several entities: to its entities; Enter opens the port
+        await pilot.press("enter")
+        assert app.focused is entities
+        await pilot.press("enter")
+        await until(pilot, lambda: scope(app) == "entity")
+        assert (app.screen.kind, app.screen.ident) == ("port", "gpu-node-0003:eth2")
+        await pilot.press("escape")
+        await until(pilot, lambda: scope(app) == "checks")
+        # the missing cable's finding: its two switches
+        app.screen.query_one("#findings", DataTable).focus()
+        await pilot.press("j", "j")
+        await until(pilot, lambda: "missing_link (error): leaf-p1-03" in text_of(app, "#finding"))
+        ents = [str(entities.get_row_at(r)[0]) for r in range(entities.row_count)]
+        assert ents == ["leaf-p1-03", "spine-p1-02"]
+        await pilot.press("enter", "j", "enter")
+        await until(pilot, lambda: scope(app) == "entity")
+        assert (app.screen.kind, app.screen.ident) == ("device", "spine-p1-02")
+
+
+async def test_a_plane_entity_opens_the_fabric_screen_on_that_plane(checked_copy):
+    app = FabtwinApp(str(checked_copy))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_checks(app, pilot)
+        await pilot.press("2")
+        await until(pilot, lambda: scope(app) == "fabric" and getattr(app.screen, "maps", None))
+        await pilot.press("5")
+        await until(pilot, lambda: scope(app) == "checks")
+        app.screen._open("plane|plane-1")
+        await until(pilot, lambda: scope(app) == "fabric")
+        fabric = app.screen
+        assert fabric.maps[fabric.plane].plane == 1
+        assert "plane 1 (2 of 2" in text_of(app, "#head")
+
+
+async def test_a_store_without_findings_says_how_to_get_them(store_copy):
+    app = FabtwinApp(str(store_copy))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_checks(app, pilot)
+        assert NONE_STORED in text_of(app, "#empty")
+        assert "no checks stored (run fabtwin check BUNDLE)" in NONE_STORED
+        assert not app.screen.query_one("#findings", DataTable).display
