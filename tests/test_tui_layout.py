@@ -23,7 +23,7 @@ SIZES = [(80, 24), (120, 24), (80, 30), (120, 40)]
 def lines_on_screen(app, widget: Widget) -> int:
     """How many screen lines show `widget` (not hidden under another widget or scrolled off)."""
     r = widget.region
-    return sum(1 for y in range(r.y, r.bottom)
+    return sum(1 for y in range(r.y, min(r.bottom, app.size.height))  # below it: off screen
                if app.screen.get_widget_at(r.x + 1, y)[0] in (widget, *widget.walk_children()))
 
 

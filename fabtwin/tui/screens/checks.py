@@ -56,6 +56,8 @@ class ChecksScreen(Screen):
 
     def on_mount(self) -> None:
         self.title = "Checks"
+        if not self.query("#findings"):  # the app quit while it built this screen ahead
+            return
         self.findings = self.app.data.check_findings()
         table = self.query_one("#findings", DataTable)
         table.add_columns("#", "severity", "check", "entities", "summary")

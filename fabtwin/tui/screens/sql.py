@@ -81,6 +81,8 @@ class SqlScreen(Screen):
 
     def on_mount(self) -> None:
         self.title = "SQL"
+        if not self.query("#editor"):  # the app quit while it built this screen ahead
+            return
         self.query_one("#editor", TextArea).focus()
         schema = self.query_one("#schema", SchemaTree)
         schema.display = self.app.size.width >= SCHEMA_MIN_WIDTH  # Ctrl+B shows it anyway
