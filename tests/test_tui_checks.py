@@ -4,6 +4,8 @@ finding's entities opening their drill-down, at 80x24 and 120x40. Pilot on the f
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 from test_tui_app import text_of, until  # the Pilot's helpers, shared
 from textual.widgets import DataTable
@@ -75,19 +77,38 @@ async def test_findings_listed_and_each_entity_opens_its_view(checked_copy, size
         assert (app.screen.kind, app.screen.ident) == ("device", "spine-p1-02")
 
 
-async def test_a_plane_entity_opens_the_fabric_screen_on_that_plane(checked_copy):
+async def test_a_plane_opens_the_fabric_screen_on_that_plane(checked_copy):
     app = FabtwinApp(str(checked_copy))
     async with app.run_test(size=(80, 24)) as pilot:
         await open_checks(app, pilot)
-        await pilot.press("2")
-        await until(pilot, lambda: scope(app) == "fabric" and getattr(app.screen, "maps", None))
-        await pilot.press("5")
-        await until(pilot, lambda: scope(app) == "checks")
-        app.screen._open("plane|plane-1")
-        await until(pilot, lambda: scope(app) == "fabric")
-        fabric = app.screen
-        assert fabric.maps[fabric.plane].plane == 1
-        assert "plane 1 (2 of 2" in text_of(app, "#head")
+        app.fabric_plane("plane-1")  # the fabric not visited yet: its heatmaps read first
+        await until(pilot, lambda: scope(app) == "fabric"
+                    and "plane 1 (2 of 2" in text_of(app, "#head"))
+        assert app.screen.maps[app.screen.plane].plane == 1
+
+
+async def test_a_plane_finding_on_cabling_the_fabric_cannot_draw_says_why(host_cable_db,
+                                                                          tmp_path):
+    """gpu-node-0005 lost its plane-1 cable: the finding names the host and plane-1; the
+    fabric screen cannot draw that cabling, and Enter on plane-1 says so at once."""
+    db = tmp_path / "s.duckdb"
+    shutil.copy(host_cable_db, db)
+    app = FabtwinApp(str(db))
+    told: list[str] = []
+    notify = app.notify
+    app.notify = lambda message, **kw: (told.append(str(message)), notify(message, **kw))[1]
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_checks(app, pilot)
+        await pilot.press("j", "j")
+        await until(pilot, lambda: "missing_link (error): gpu-node-0005 has 1 port(s) cabled "
+                    "into plane-1" in text_of(app, "#finding"))
+        entities = app.screen.query_one("#entities", DataTable)
+        assert [[str(c) for c in entities.get_row_at(r)] for r in range(2)] == [
+            ["gpu-node-0005", "host"], ["plane-1", "plane"]]
+        await pilot.press("enter", "j", "enter")
+        await until(pilot, lambda: scope(app) == "fabric" and any(
+            m.startswith("plane-1: the fabric screen cannot draw this cabling (irregular "
+                         "fabric: gpu-node-0005 has 1 port(s) in plane 1") for m in told))
 
 
 async def test_a_store_without_findings_says_how_to_get_them(store_copy):
