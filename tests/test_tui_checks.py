@@ -111,6 +111,17 @@ async def test_a_plane_finding_on_cabling_the_fabric_cannot_draw_says_why(host_c
                          "fabric: gpu-node-0005 has 1 port(s) in plane 1") for m in told))
 
 
+async def test_the_incidents_list_tells_the_findings_first(checked_copy, store_copy):
+    app = FabtwinApp(str(checked_copy))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.screen.query("#incidents"))
+        assert "fabtwin check: 3 errors (5 lists them)" in text_of(app, "#summary")
+    app = FabtwinApp(str(store_copy))  # none stored: nothing said
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.screen.query_one("#incidents", DataTable).row_count)
+        assert "fabtwin check" not in text_of(app, "#summary")
+
+
 async def test_a_store_without_findings_says_how_to_get_them(store_copy):
     app = FabtwinApp(str(store_copy))
     async with app.run_test(size=(80, 24)) as pilot:

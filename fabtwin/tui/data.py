@@ -179,6 +179,11 @@ class StoreData:
         return (f"replay {status}: {windows or 0} windows of {window_s or 0:g} s"
                 + (f" ({note})" if note else ""))
 
+    def check_counts(self) -> dict[str, int]:
+        """Findings of the latest `fabtwin check` per severity (`error` first); {} for none."""
+        return dict(self._rows("SELECT severity, count(*) FROM check_findings GROUP BY 1 "
+                               "ORDER BY severity <> 'error', severity"))
+
     def check_findings(self) -> list[Finding]:
         """The findings of the latest `fabtwin check` (table check_findings), in its order;
         [] when none are stored (no check ran, or the last one found nothing)."""
