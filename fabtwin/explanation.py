@@ -12,7 +12,7 @@ why it lost), `other_roots` and `victims`; and the design's names for the same t
 
 from __future__ import annotations
 
-from fabtwin.units import replay_value
+from fabtwin.units import count, replay_value
 
 NONE_STORED = "no explanation stored (run investigate again)"
 CELL_COLUMNS = ("port", "counter", "window", "observed", "without fault", "with fault")
@@ -68,7 +68,7 @@ def summary_lines(expl: dict | None) -> list[str]:
     head = f"explains {_pct(share_of(expl))} of the residual"
     if isinstance(expl.get("explained"), int | float) and isinstance(expl.get("residual"),
                                                                       int | float):
-        head += f" ({expl['explained']:g} of {expl['residual']:g} noise units)"
+        head += f" ({count(expl['explained'])} of {count(expl['residual'])} noise units)"
     if expl.get("role"):
         head += ", chosen as a root cause" if expl["role"] == "root" else f", {expl['role']}"
     lines = [head]

@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 from test_tui_app import column, text_of, until  # the Pilot's helpers, shared
+from test_tui_layout import lines_on_screen
 from textual.widgets import DataTable, TextArea
 
 from fabtwin.explanation import NONE_STORED, as_text, cell_rows
@@ -154,8 +155,11 @@ def flap_rank(db) -> int:
 
 def test_explanation_text_reads_what_explain_stores_and_the_designs_names_alike():
     text = as_text(FLAP_EXPLANATION)
-    assert text.splitlines()[0] == ("explains 15% of the residual (2863.9 of 19590.3 noise "
+    assert text.splitlines()[0] == ("explains 15% of the residual (2,864 of 19,590 noise "
                                     "units), chosen as a root cause")
+    # large sums without scientific notation (5.12276e+06 before)
+    assert as_text({"share": 0.891, "explained": 5122760.4, "residual": 5752230.0}
+                   ).startswith("explains 89% of the residual (5,122,760 of 5,752,230 noise")
     assert "ranked by its detector's score" in text  # ranked_by: detector
     assert "runner-up: pfc_storm port leaf-p0-03:swp2 explains 0%" in text
     assert "lost because it explains nothing beyond noise" in text
@@ -400,7 +404,10 @@ async def test_wjh_drops_on_a_degraded_link_show_on_its_port_as_the_diagnosis_re
             ["leaf-p0-01:swp7", "Bad signal integrity", "Error", "80"],
             ["leaf-p0-01:swp7", "Bad signal integrity", "Error", "120"]]
         assert "3 drop reports, 255 packets" in str(drops.border_title)
-        assert drops.region.height >= 4  # rows to read at 80x24, beside the other tables
+        # at 80x24 the drops, the peers and the events each keep a header and two rows on
+        # screen (three 1fr tables of at least 4 rows overflowed: only the peers showed)
+        for name in ("#peers", "#events", "#drops"):
+            assert lines_on_screen(app, app.screen.query_one(name)) >= 3, name
 
 
 async def test_a_port_without_drops_hides_the_wjh_table(store_copy):

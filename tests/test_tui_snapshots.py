@@ -126,5 +126,18 @@ def test_sql_screen_with_results(snap_compare, store_copy, size):
 
 
 @SIZES
+def test_checks_screen(snap_compare, checked_copy, size):
+    """`5`: the findings `fabtwin check` stored for the planted miscabling, the first one's
+    summary, evidence and entities under the list."""
+    async def ready(pilot):
+        await _until(pilot, lambda: len(pilot.app.screen.query("#incidents")) > 0)
+        await pilot.press("5")
+        await _until(pilot, _rows(pilot, "#findings"))
+        await pilot.pause()
+
+    assert snap_compare(FabtwinApp(str(checked_copy)), terminal_size=size, run_before=ready)
+
+
+@SIZES
 def test_help_screen(snap_compare, store_copy, size):
     assert snap_compare(FabtwinApp(str(store_copy)), terminal_size=size, press=["question_mark"])

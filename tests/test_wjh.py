@@ -81,3 +81,7 @@ def test_the_report_has_a_wjh_table_for_the_incident(investigated):
     table = section[section.index('<table class="wjh">'):section.index("</table>")]
     assert "<td><code>leaf-p0-01:swp7</code></td><td>Bad signal integrity</td><td class=\"num\">200</td>" in table
     assert "spine-p0-03:swp1" in table and "Tail drop" not in table
+    # its rows once: the incident's evidence table leaves them to the WJH table
+    evidence = section[section.index('<table class="evidence">'):]
+    evidence = evidence[:evidence.index("</table>")]
+    assert "errors_per_s_peak" in evidence and "Bad signal integrity" not in evidence

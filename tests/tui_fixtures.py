@@ -51,3 +51,48 @@ def empty_db(tmp_path, private_state_dir) -> Path:
     db = tmp_path / "empty.duckdb"
     Store.open(db).close()
     return db
+
+
+def _checked(root: Path, host_cable: bool) -> Path:
+    """test_check's 2-plane bundle with NICs swapped between rails on gpu-node-0003 and the
+    cable leaf-p1-03:swp6--spine-p1-02:swp3 removed (and, without `host_cable`, gpu-node-0005's
+    plane-1 cable), as `fabtwin check BUNDLE` stores its findings; their time fixed so that
+    snapshots compare."""
+    from click.testing import CliRunner
+    from test_check import SCENARIO, swap_host_ports, uncable
+
+    from fabtwin.cli import main
+    from twin.synth.bundle import generate
+
+    (root / "mp.toml").write_text(SCENARIO)
+    bundle = generate(root / "mp.toml", root / "mp", seed=7).out
+    swap_host_ports(bundle, "gpu-node-0003", "eth0", "eth2")
+    uncable(bundle, "leaf-p1-03:swp6", "spine-p1-02:swp3")
+    if not host_cable:
+        uncable(bundle, "gpu-node-0005:eth1", "leaf-p1-03:swp1")
+    db = root / "checked.duckdb"
+    out = CliRunner().invoke(main, ["check", str(bundle), "--db", str(db), "-q"])
+    assert out.exit_code == 5, out.output  # findings
+    with Store.open(db) as store:
+        store.con.execute("UPDATE check_findings SET created = TIMESTAMP '2026-11-30 03:15:00'")
+    return db
+
+
+@pytest.fixture(scope="session")
+def checked_db(tmp_path_factory) -> Path:
+    """Findings rail, rail, missing_link (leaf-p1-03 to spine-p1-02); the fabric draws."""
+    return _checked(tmp_path_factory.mktemp("checked"), host_cable=True)
+
+
+@pytest.fixture(scope="session")
+def host_cable_db(tmp_path_factory) -> Path:
+    """Also gpu-node-0005 without its plane-1 cable: a missing_link naming the host and
+    plane-1, and cabling the fabric screen cannot draw (its hosts' planes differ)."""
+    return _checked(tmp_path_factory.mktemp("host_cable"), host_cable=False)
+
+
+@pytest.fixture
+def checked_copy(checked_db, tmp_path, private_state_dir) -> Path:
+    db = tmp_path / "checked.duckdb"
+    shutil.copy(checked_db, db)
+    return db

@@ -14,9 +14,9 @@ from fabtwin.commands.common import DEFAULT_DB, command, fail, remove_new_store
 @click.option("--db", default=DEFAULT_DB, show_default=True,
               help="DuckDB store (a BUNDLE is ingested and diagnosed into it first).")
 def tui(bundle: Path | None, db: str) -> None:
-    """Investigate a store in a terminal UI: incidents, fabric heatmap, events, SQL.
+    """Investigate a store in a terminal UI: incidents, fabric heatmap, events, SQL, checks.
 
-    Keys: 1-4 (or F2-F5) switch screens, / filters, Enter drills down, Esc goes back (in the
+    Keys: 1-5 (or F2-F6) switch screens, / filters, Enter drills down, Esc goes back (in the
     SQL editor Esc leaves it first), ? lists every key, Ctrl+P opens the command palette.
     """
     from collectors.store.ingest import BundleError

@@ -52,6 +52,7 @@ ROOMS: tuple[Room, ...] = (
     Room("events", "Events", "events.EventsScreen", "3,f4", "Events", tab=True),
     Room("entity", "Drill-down (port, link, device, host)", "entity.EntityScreen"),
     Room("sql", "SQL console", "sql.SqlScreen", "4,f5", "SQL", tab=True),
+    Room("checks", "Checks (fabtwin check)", "checks.ChecksScreen", "5,f6", "Checks", tab=True),
     # dialogs: their keys are told on the help's last line, not in a section
     Room("help", "Help", "help.HelpScreen", "question_mark,f1", "Help", help=False),
     Room("export", "Export", "sql.ExportScreen", help=False),
@@ -109,6 +110,7 @@ ACTIONS: tuple[Action, ...] = (
     Action("c", "next_counter", "Counter", "entity"),
     Action("enter", "open_row", "Open", "entity", palette=False),
     Action("escape", "back", "Back", "entity"),
+    Action("enter", "open", "Open", "checks"),
     # F5 first: terminals and tmux deliver Ctrl+Enter as Enter; on this screen F5 (the SQL
     # tab's key elsewhere) runs the statement under the cursor, as Harlequin's Ctrl+Enter
     Action("f5,ctrl+enter", "run_statement", "Run", "sql"),
@@ -134,10 +136,25 @@ def room(scope: str) -> Room:
     return next(r for r in ROOMS if r.scope == scope)
 
 
+# keys Textual's TextArea binds (F6 selects the line, F7 all): a key of the app among them (the
+# Checks tab's F6) is bound with priority, or in the SQL editor it would select instead
+EDITOR_FKEYS = ("f6", "f7")
+
+
 def bindings(scope: str) -> list[Binding]:
     """The Textual bindings of one scope."""
-    return [Binding(a.keys, a.action, a.description, show=a.show)
-            for a in ACTIONS if a.scope == scope]
+    out = []
+    for a in ACTIONS:
+        if a.scope != scope:
+            continue
+        keys = a.keys.split(",")
+        first = [k for k in keys if scope != "app" or k not in EDITOR_FKEYS]
+        if first:
+            out.append(Binding(",".join(first), a.action, a.description, show=a.show))
+        if len(first) < len(keys):
+            out.append(Binding(",".join(k for k in keys if k not in first), a.action,
+                               a.description, show=False, priority=True))
+    return out
 
 
 def key_label(keys: str) -> str:

@@ -165,6 +165,32 @@ class FabtwinApp(App):
         self.screen.set_query(
             f"SELECT * FROM job_hosts WHERE job_id = '{job_id.replace(chr(39), '')}'")
 
+    def fabric_plane(self, plane: str) -> None:
+        """The fabric screen on `plane` (a check finding's plane-N), once its heatmaps are
+        read (the first visit reads them in a worker: looked for again every 50 ms, 10 s)."""
+        self.action_open_tab("fabric")
+        self._show_plane(self.screen, plane, 200)
+
+    def _show_plane(self, screen: Screen, plane: str, tries: int) -> None:
+        if not self.is_running or self.screen is not screen:  # quit, or the user moved on
+            return
+        maps = getattr(screen, "maps", None) or []
+        if not maps and self.data.fabric_error:
+            self.notify(f"{plane}: the fabric screen cannot draw this cabling "
+                        f"({self.data.fabric_error})", severity="warning", timeout=6)
+            return
+        if not maps and tries:
+            self.set_timer(0.05, lambda: self._show_plane(screen, plane, tries - 1))
+            return
+        # a heatmap's plane is the cabling's plane number; findings name it plane-N
+        index = next((i for i, hm in enumerate(maps)
+                      if f"plane-{hm.plane}" in (plane, f"plane-{plane}")), None)
+        if index is None:
+            self.notify(f"{plane}: not in the fabric's heatmaps", severity="warning")
+            return
+        screen.plane = index
+        screen.draw()
+
     def fabric_at(self, when: datetime | None, link: str | None = None) -> None:
         """The fabric screen at the window holding `when`, on the plane of `link` (a link id,
         or a port id: its link) with the cursor on its cell (leaf-spine or host link)."""

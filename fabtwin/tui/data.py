@@ -57,6 +57,19 @@ def counters_for(kind: str) -> list[str]:
     return [first] + [c for c in RATE_COUNTERS if c != first]
 
 
+@dataclass
+class Finding:
+    """One row of check_findings (replay.checks.Finding as stored)."""
+
+    seq: int
+    check: str
+    severity: str  # error | warning
+    entities: list[str]  # port, link, device or plane ids
+    summary: str
+    evidence: dict
+    created: datetime | None
+
+
 NICE_WINDOWS_S = (30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 86400)
 
 
@@ -165,6 +178,25 @@ class StoreData:
         status, windows, window_s, note = rows[0]
         return (f"replay {status}: {windows or 0} windows of {window_s or 0:g} s"
                 + (f" ({note})" if note else ""))
+
+    def check_counts(self) -> dict[str, int]:
+        """Findings of the latest `fabtwin check` per severity (`error` first); {} for none."""
+        return dict(self._rows("SELECT severity, count(*) FROM check_findings GROUP BY 1 "
+                               "ORDER BY severity <> 'error', severity"))
+
+    def check_findings(self) -> list[Finding]:
+        """The findings of the latest `fabtwin check` (table check_findings), in its order;
+        [] when none are stored (no check ran, or the last one found nothing)."""
+        rows = self._rows("SELECT seq, check_name, severity, entities, summary, evidence, "
+                          "created FROM check_findings ORDER BY seq")
+        out = []
+        for seq, check, severity, entities, summary, evidence, created in rows:
+            ids = _json(entities)
+            ev = _json(evidence)
+            out.append(Finding(seq, check, severity,
+                               [str(e) for e in ids] if isinstance(ids, list) else [],
+                               summary or "", ev if isinstance(ev, dict) else {}, created))
+        return out
 
     # -- incidents --------------------------------------------------------------------------
     def incidents(self) -> list[Incident]:
@@ -569,12 +601,17 @@ class StoreData:
             return self._cache[key]
 
 
+def _json(text: str | None) -> object:
+    """`text` decoded as JSON; None for text that is not JSON."""
+    try:
+        return json.loads(text or "")
+    except ValueError:
+        return None
+
+
 def _record(message: str | None) -> dict:
     """A drop event's JSON record; {} for a message that is not one."""
-    try:
-        rec = json.loads(message or "")
-    except ValueError:
-        return {}
+    rec = _json(message)
     return rec if isinstance(rec, dict) else {}
 
 

@@ -19,6 +19,7 @@ from fabtwin.tui.plot import plot_height, render_plot, render_sparklines
 from fabtwin.tui.tables import cursor_key
 
 HALF = timedelta(minutes=30)  # the plot shows the hour around the time of interest
+DROP_ROWS = 4  # WJH drop reports shown at once; more scroll
 SPARKLINE_ROWS = 36  # below this terminal height the sparklines give their rows to the tables
 
 
@@ -48,7 +49,10 @@ class EntityScreen(Screen):
         yield Static("", id="all")
         yield DataTable(cursor_type="row", id="peers")
         yield DataTable(cursor_type="row", id="events")
-        yield DataTable(cursor_type="row", id="drops")  # WJH, on the ports that drop
+        drops = DataTable(cursor_type="row", id="drops")  # WJH, on the ports that drop
+        drops.styles.height = "auto"  # its rows, up to DROP_ROWS (the app's CSS says 1fr)
+        drops.styles.max_height = DROP_ROWS + 1
+        yield drops
         yield KeyBar(self.SCOPE)
 
     def on_mount(self) -> None:
@@ -88,9 +92,19 @@ class EntityScreen(Screen):
         if not rows:  # a header alone reads as a table still loading
             events.add_row("", "", "", "", "no events recorded for this entity", key="none|")
         events.border_title = plural(len(rows), "event")
-        fill_drops(self.query_one("#drops", DataTable), data.drops_of(self.ports))
+        drops = self.query_one("#drops", DataTable)
+        fill_drops(drops, data.drops_of(self.ports))
+        if drops.display:  # three tables under the plot: each keeps a header and two rows
+            for table in self.query(DataTable):  # at 80x24 (three 1fr of 4 overflowed)
+                table.styles.min_height = 3
         self.query_one("#peers", DataTable).focus()
         self._load()
+
+    def _plot_rows(self) -> int:
+        """plot_height's rows, two fewer when the WJH drops take a third table's rows (at
+        80x24: 4 bar rows, and the peers, events and drops keep their rows on screen)."""
+        rows = plot_height(self.size.height)
+        return max(2, rows - 2) if self.query_one("#drops", DataTable).display else rows
 
     def _load(self) -> None:
         """Every counter of the entity over the hour around self.around, in one scan of its
@@ -140,7 +154,7 @@ class EntityScreen(Screen):
         what = self.ports[0] if self.kind == "link" and self.ports else self.ident
         summed = " (sum of its ports)" if self.kind in ("device", "host") else ""
         self.query_one("#plot", Static).update(render_plot(
-            self.series, self.size.width - 4, height=plot_height(self.size.height),
+            self.series, self.size.width - 4, height=self._plot_rows(),
             title=f"{self.series.counter} of {what}{summed}   (c: next counter)"))
 
     def action_next_counter(self) -> None:

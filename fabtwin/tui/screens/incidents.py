@@ -54,8 +54,11 @@ class IncidentsScreen(Screen):
         n = data.counts()
         end = "%H:%M:%S" if t0 and t0.date() == t1.date() else "%Y-%m-%d %H:%M:%S"
         span = f"{t0:%Y-%m-%d %H:%M:%S} .. {t1:{end}}" if t0 else "no samples"
+        checks = data.check_counts()  # read before the incidents, as an operator would
+        told = ", ".join(plural(k, sev) for sev, k in checks.items())
         self.head = (f"{span}  {plural(n['samples'], 'sample')}  {plural(n['events'], 'event')}",
-                     data.replay_status())
+                     data.replay_status() + (f"   fabtwin check: {told} (5 lists them)"
+                                             if checks else ""))
         self.incidents = data.incidents()
         self.refresh_table()
         self.query_one(DataTable).focus()

@@ -81,6 +81,8 @@ class SqlScreen(Screen):
 
     def on_mount(self) -> None:
         self.title = "SQL"
+        if not self.query("#editor"):  # the app quit while it built this screen ahead
+            return
         self.query_one("#editor", TextArea).focus()
         schema = self.query_one("#schema", SchemaTree)
         schema.display = self.app.size.width >= SCHEMA_MIN_WIDTH  # Ctrl+B shows it anyway
@@ -176,7 +178,7 @@ class SqlScreen(Screen):
 
     def action_cancel(self) -> None:
         """Interrupt the query still computing its first page (a sort of millions of rows);
-        with none running, leave the editor for the results, where 1-4 and q work again."""
+        with none running, leave the editor for the results, where 1-5 and q work again."""
         if not self._interrupt() and self.query_one("#editor", TextArea).has_focus:
             self.query_one(ResultsGrid).focus()
 
