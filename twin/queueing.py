@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from twin.dcqcn import DcqcnParams
 from twin.maxmin import Incidence
 
 MTU = 4096
@@ -67,6 +68,18 @@ class Transport:
     # lossy with trimming (UEC): oblivious spraying delivers at most each path's capacity
     # (`twin.routing.FabricState.spray_trims`); False: RoCE
     trimming: bool = False
+    # end-to-end congestion control on top of the above: "dcqcn" (RoCE's rate-based control,
+    # `twin.dcqcn`: ECN marks set every flow's rate, stepped in time by the engine); None: none
+    # (htsim's RoCE has none: its senders run at line rate, PFC alone holds them back)
+    cc: str | None = None
+    # ECN marking at every switch egress port (RED, what `cc` reacts to): no marks below
+    # kmin_bytes, probability rising to pmax at kmax_bytes, every packet above. Defaults: Zhu et
+    # al. 2015's DCQCN settings (5 KB, 200 KB, 1%), inputs
+    kmin_bytes: float = 5e3
+    kmax_bytes: float = 200e3
+    pmax: float = 0.01
+    # DCQCN's sender and receiver parameters (`twin.dcqcn.DcqcnParams`, Zhu et al.'s defaults)
+    dcqcn: DcqcnParams = DcqcnParams()
 
     @property
     def packet_bytes(self) -> float:
