@@ -10,8 +10,8 @@ Outputs: per-flow completion times, per-link bytes (cumulative, for counters) an
 utilization sampled at the requested times.
 
 Assumptions: fluid flows (no slow start; per-packet effects only as a `Transport` models them:
-headers, ACKs, store-and-forward, a window against sprayed queues, PFC's sharing and hold,
-trimming; see `twin.queueing`), rates change instantly at events, a flow's rate is capped by its NIC port's line rate only through the host link, and a
+headers, ACKs, store-and-forward, a window against sprayed queues, PFC's sharing, hold and
+head-of-line blocking, trimming, DCQCN's rates; see `twin.queueing`, `twin.dcqcn`), rates change instantly at events, a flow's rate is capped by its NIC port's line rate only through the host link, and a
 flow whose path crosses a dead link sends nothing until routing moves it.
 """
 
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from twin.dcqcn import DcqcnFluid
-from twin.maxmin import Incidence, IngressGroups, max_min_rates, port_fair_rates
+from twin.maxmin import HolBlocking, Incidence, IngressGroups, max_min_rates, port_fair_rates
 from twin.planes import PlaneBalancing
 from twin.queueing import (
     MTU,
@@ -139,7 +139,8 @@ class Result:
 
 
 def _after_departures(inc: Incidence, cap: np.ndarray, active: np.ndarray, rates: np.ndarray,
-                      departed: float, coupled: np.ndarray | None = None) -> np.ndarray:
+                      departed: float, coupled: np.ndarray | None = None,
+                      hol: HolBlocking | None = None) -> np.ndarray:
     """Max-min rates after flows of rate >= `departed` (bytes/s) left, nothing else changing.
 
     Progressive filling reaches every level below `departed` without the departed flows (they
@@ -149,12 +150,12 @@ def _after_departures(inc: Incidence, cap: np.ndarray, active: np.ndarray, rates
     """
     keep = active & (rates < departed * (1 - 1e-9))
     if not keep.any():
-        return max_min_rates(inc, cap, active=active, coupled=coupled) / 8.0
+        return max_min_rates(inc, cap, active=active, coupled=coupled, hol=hol) / 8.0
     redo = active & ~keep
     if not redo.any():
         return np.where(keep, rates, 0.0)
     left = np.maximum(cap - inc.link_load(np.where(keep, rates, 0.0)) * 8.0, 0.0)
-    new = max_min_rates(inc, left, active=redo, coupled=coupled) / 8.0
+    new = max_min_rates(inc, left, active=redo, coupled=coupled, hol=hol) / 8.0
     return np.where(keep, rates, new)
 
 
@@ -322,7 +323,17 @@ class _Run:
         # rate-based congestion control (`Transport.cc`): DCQCN's fluid state sets the rates,
         # stepped every `DcqcnParams.step_s`, in place of max-min
         self.cc = _dcqcn_state(self.state, self.inc, self.cap, transport)
+        self.hol: HolBlocking | None = None
         self.eff_cap = self.cap
+
+    def holb(self) -> HolBlocking | None:
+        """PFC's head-of-line blocking over the current incidence (lossless transports with
+        `Transport.hol_blocking`), built once per routing."""
+        if not (self.port_fair and self.transport is not None and self.transport.hol_blocking):
+            return None
+        if self.hol is None:
+            self.hol = HolBlocking(self.inc.explicit(), self.link_pos)
+        return self.hol
 
     def push(self, event: Event) -> None:
         self.seq += 1
@@ -356,10 +367,10 @@ class _Run:
             return eff_cap
         if self.departed_rate is not None and not self.storming:
             self.fair = _after_departures(self.inc, eff_cap, self.active, self.fair, self.departed_rate,
-                                          self.coupled)
+                                          self.coupled, self.holb())
         else:
             self.fair = max_min_rates(self.inc, eff_cap, active=self.active,
-                                      coupled=self.coupled) / 8.0  # bytes/s
+                                      coupled=self.coupled, hol=self.holb()) / 8.0  # bytes/s
         self.rates = self.fair
         if self.port_fair:  # lossless switches share a congested port among its ingress ports
             if self.groups is None:
@@ -472,6 +483,7 @@ class _Run:
             self.departed_rate = None
             self.inc = self.flows.incidence(self.state)
             self.groups = None
+            self.hol = None
             self.cap = self.state.link_capacity_bps()
             self.line_rate = None
             self.window = None

@@ -25,7 +25,8 @@ A `Transport` brings some of this into the rates and completion times (issue 18)
 queueing delay), the queues of sprayed traffic being M/D/1 at each port's utilization
 (`windowed_rates`), and a sprayed flow completes when its slowest path delivers
 (`worst_path_delay`); a lossless one (RoCE with PFC) shares congested host ports among their
-ingress ports and holds a paused NIC's flows together (`twin.maxmin`); a trimming one makes
+ingress ports, holds a paused NIC's flows together and, in the switches, the flows behind a
+link that PFC pauses (`twin.maxmin`, `HolBlocking`); a trimming one makes
 oblivious spraying deliver at most each path's capacity (`twin.routing`).
 """
 
@@ -68,6 +69,9 @@ class Transport:
     # lossy with trimming (UEC): oblivious spraying delivers at most each path's capacity
     # (`twin.routing.FabricState.spray_trims`); False: RoCE
     trimming: bool = False
+    # lossless only: PFC's head-of-line blocking in the switches' FIFOs (`twin.maxmin.HolBlocking`):
+    # a link paused behind a saturated port holds every flow through it at the held flows' pace
+    hol_blocking: bool = True
     # end-to-end congestion control on top of the above: "dcqcn" (RoCE's rate-based control,
     # `twin.dcqcn`: ECN marks set every flow's rate, stepped in time by the engine); None: none
     # (htsim's RoCE has none: its senders run at line rate, PFC alone holds them back)
