@@ -84,9 +84,13 @@ median -6.1% -> -0.9%), new runs 38 -> 42 of 48 (7.5% / 9.2%): waves roce_ecmp m
 the 2-tier mixed incast -21.3% -> +11.5% (its 119 unrelated permutation flows' p99 89.5 ->
 158.7 us, htsim 173.7); perm1024 rows unchanged (CPU: load60 46.4 -> 42.9 s, within the noise
 of a load of 10-18). Not moved: perm128 roce_ecmp (-17.2%: the median sits on the 2-way
-collision level, 89.5 us, at each of 40 hash seeds, htsim 108.1; its victims' share on a paused
-uplink equals what max-min gives them unless the held flow is in a 3-way collision), failed2
-roce_ecmp p99 (-32.9% at seed 0; over 40 seeds the p99's median is 658.8 us, -11%: hash luck).
+collision level, 89.5 us, at each of 40 hash seeds; its victims' share on a paused uplink
+equals what max-min gives them unless the held flow is in a 3-way collision), failed2
+roce_ecmp p99 (-32.9% at seed 0; the twin's p99 over 40 seeds: 10th/50th/90th percentile
+496 / 659 / 659 us). Both are within htsim's own hash spread: rerun with `-seed 1|2|3` (the
+reference is its default seed 13), htsim's perm128 median is 92.2 / 101.4 / 93.6 us (108.1 at
+13) and failed2's p99 740.9 / 657.5 / 523.4 us (740.0), so a single run's median moves by
+up to 15% and its p99 by 30% with the hash alone.
 Still missed: UEC incasts finish every sender together (htsim spreads them by up to 2x; medians
 +14..+18%, the mixed scenario's p99 +31..+39%): their unfairness (NSCC's start, trims) is not
 in a deterministic fluid model; the oblivious tail at 8 MB (p99 -28%); perm128 roce_ecmp's
