@@ -32,6 +32,13 @@ out; a queue sees the flows' sending rates (mean field, not the upstream ports' 
 stay between `min_rate_bps` and the NIC's line rate; explicit Euler steps of `step_s`.
 Every parameter is an input (`DcqcnParams`); the queue where the rates settle, the rates and the
 pauses are outputs.
+
+Packet level (htsim_roce's `-dcqcn K`: marking when the queue exceeds K packets, R_AI = line / 20,
+R_HAI = line / 10, one alpha shared by every sender): a 2-to-1 incast of 1 MB at 100G on 2 tiers
+with K = 20 finishes at 285.6 / 286.8 us in htsim, 225.2 us here with those parameters (-21%;
+171.5 without control): htsim's CNPs keep coming for packets marked while the queue was full
+(the loop delay left out here), so three halvings take its senders to 12.5 Gb/s each. An 8-to-1
+incast of 2 MB did not finish in htsim (its senders stalled at 250 of 500 packets).
 """
 
 from __future__ import annotations
