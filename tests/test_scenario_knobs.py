@@ -80,12 +80,14 @@ def test_the_transport_reaches_the_simulation(tmp_path):
 def test_every_knob_is_wired_or_refused_with_its_line(tmp_path, table, key):
     """A knob sets its Transport field when the model has it; otherwise a one-line error
     naming the file, the key and its line (never accepted and ignored)."""
-    value = {"cc": '"uec"', "pfc": str(not ROCE.lossless).lower(), "trimming": "true",
+    value = {"cc": '"dcqcn"', "pfc": str(not ROCE.lossless).lower(), "trimming": "true",
              "mtu_bytes": "1000", "header_bytes": "50",
              "paths": "64", "window_bdp": "2.0", "size_packets": "50", "size_bytes": '"400KB"', "kmin": '"100KB"',
              "kmax": '"10MB"', "pmax": "0.5"}[key]
-    text = FABRIC + '\n[transport]\nkind = "roce"\n' + (f"{key} = {value}\n" if table == "transport"
-                                                       else f"\n[queues]\n{key} = {value}\n")
+    # ECN marking is what DCQCN reacts to: its knobs come with cc = "dcqcn"
+    marking = 'cc = "dcqcn"\n' if key in ("kmin", "kmax", "pmax") else ""
+    text = FABRIC + '\n[transport]\nkind = "roce"\n' + marking + (
+        f"{key} = {value}\n" if table == "transport" else f"\n[queues]\n{key} = {value}\n")
     field = KNOBS[table, key]
     if field in FIELDS:
         sc = load(write(tmp_path, text))
@@ -122,8 +124,7 @@ def modelled(monkeypatch):
 KNOBBED = FABRIC + """
 [transport]
 kind = "uec"
-cc = "uec"
-window_bdp = 2
+cc = "dcqcn"
 paths = 64
 mtu_bytes = 2000
 header_bytes = 100
@@ -141,8 +142,10 @@ pmax = 0.5
 def test_once_the_model_has_the_fields_every_knob_sets_its_own(tmp_path, modelled):
     t = load(write(tmp_path, KNOBBED)).transport
     # 420 KB of queue holds 200 of the 2,100-byte packets
-    assert t == Modelled(2000, 100, lossless=True, window_bdp=2.0, trimming=True, paths=64,
-                         queue_packets=200.0, kmin_bytes=100e3, kmax_bytes=1e6, pmax=0.5)
+    assert t == Modelled(2000, 100, lossless=True, window_bdp=None, trimming=True, paths=64,
+                         queue_packets=200.0, kmin_bytes=100e3, kmax_bytes=1e6, pmax=0.5, cc="dcqcn")
+    window = KNOBBED.replace('cc = "dcqcn"', 'cc = "uec"\nwindow_bdp = 2').split("[queues]")[0]
+    assert load(write(tmp_path, window)).transport.window_bdp == 2.0
     packets = KNOBBED.replace('size_bytes = "420KB"', "size_packets = 50")
     assert load(write(tmp_path, packets)).transport.queue_packets == 50
 
@@ -156,8 +159,8 @@ def test_cc_is_the_models_window_or_none(tmp_path, modelled, cc, window):
 
 
 @pytest.mark.parametrize("extra,key,message", [
-    ('cc = "dcqcn"\n', "cc", "transport.cc: 'dcqcn' is not modelled (the twin has no rate-based control): "
-     'cc = "uec" (a window) or "none"'),
+    ('cc = "dcqcn"\nwindow_bdp = 2\n', "window_bdp", 'transport.window_bdp: cc = "dcqcn" has no window: '
+     "drop window_bdp"),
     ('cc = "none"\nwindow_bdp = 2\n', "window_bdp", 'transport.window_bdp: cc = "none" has no window: '
      "drop window_bdp"),
 ])
@@ -166,10 +169,16 @@ def test_a_cc_the_model_lacks_or_contradicts_is_refused(tmp_path, modelled, extr
     assert error_of(tmp_path, text).endswith(f"{message} (line {line_of(text, key + ' =')})")
 
 
-def test_dcqcn_is_refused_whatever_the_model_has(tmp_path):
-    text = FABRIC + '\n[transport]\nkind = "roce"\ncc = "dcqcn"\n'
-    msg = error_of(tmp_path, text)
-    assert "transport.cc: " in msg and "not modelled" in msg and msg.endswith(f"(line {line_of(text, 'cc =')})")
+def test_dcqcn_sets_the_transports_cc_and_its_marking(tmp_path):
+    """cc = "dcqcn" selects twin.dcqcn (no window); [queues] kmin/kmax/pmax set the marking it
+    reacts to, and are refused where nothing reads them."""
+    text = FABRIC + '\n[transport]\nkind = "roce"\ncc = "dcqcn"\n\n[queues]\nkmin = "10KB"\npmax = 0.05\n'
+    t = load(write(tmp_path, text)).transport
+    assert (t.cc, t.window_bdp, t.kmin_bytes, t.kmax_bytes, t.pmax) == ("dcqcn", None, 10e3, ROCE.kmax_bytes, 0.05)
+    assert load(write(tmp_path, FABRIC + '\n[transport]\nkind = "roce"\n')).transport.cc is None
+    bare = text.replace('cc = "dcqcn"\n', "")
+    assert error_of(tmp_path, bare).endswith('queues.kmin: ECN marking drives only cc = "dcqcn" in the twin: '
+                                             f"set it or remove the key (line {line_of(bare, 'kmin =')})")
 
 
 @pytest.mark.parametrize("old,new,expected", [

@@ -9,6 +9,7 @@ import scipy.sparse as sp
 from twin.engine import Flows, LinkChange, Transfers, simulate
 from twin.maxmin import Incidence, max_min_rates
 from twin.planes import PlaneBalancing, QpRetry
+from twin.queueing import ROCE
 from twin.routing import FabricState, route
 from twin.topology import FabricSpec, TopologyError, build
 from twin.workload import endpoints, incast, permutation, read_connection_matrix, ring_step
@@ -299,18 +300,19 @@ def test_max_min_matches_a_dense_reference_on_random_instances(seed):
     assert got[~unbounded] == pytest.approx(want[~unbounded], rel=1e-6, abs=1e-9)
 
 
-def test_refilling_after_departures_equals_a_full_recompute(monkeypatch, fabric64):
+@pytest.mark.parametrize("transport", [None, ROCE])  # ROCE: NIC coupling and PFC head-of-line blocking
+def test_refilling_after_departures_equals_a_full_recompute(monkeypatch, fabric64, transport):
     import twin.engine as engine
 
     f = fabric64
     rng = np.random.default_rng(11)
     fl = Flows(rng.integers(0, 64, 300), rng.integers(0, 64, 300), rng.uniform(1e5, 5e6, 300),
                np.zeros(300))
-    fast = simulate(FabricState(f, mode=["ecmp"], seed=4), fl)
+    fast = simulate(FabricState(f, mode=["ecmp"], seed=4), fl, transport=transport)
     monkeypatch.setattr(engine, "_after_departures",
-                        lambda inc, cap, active, rates, departed, coupled=None:
-                        max_min_rates(inc, cap, active=active, coupled=coupled) / 8.0)
-    slow = simulate(FabricState(f, mode=["ecmp"], seed=4), fl)
+                        lambda inc, cap, active, rates, departed, coupled=None, hol=None:
+                        max_min_rates(inc, cap, active=active, coupled=coupled, hol=hol) / 8.0)
+    slow = simulate(FabricState(f, mode=["ecmp"], seed=4), fl, transport=transport)
     assert fast.events == slow.events > 20
     assert fast.finish == pytest.approx(slow.finish, rel=1e-9)
 

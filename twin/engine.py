@@ -10,8 +10,8 @@ Outputs: per-flow completion times, per-link bytes (cumulative, for counters) an
 utilization sampled at the requested times.
 
 Assumptions: fluid flows (no slow start; per-packet effects only as a `Transport` models them:
-headers, ACKs, store-and-forward, a window against sprayed queues, PFC's sharing and hold,
-trimming; see `twin.queueing`), rates change instantly at events, a flow's rate is capped by its NIC port's line rate only through the host link, and a
+headers, ACKs, store-and-forward, a window against sprayed queues, PFC's sharing, hold and
+head-of-line blocking, trimming, DCQCN's rates; see `twin.queueing`, `twin.dcqcn`), rates change instantly at events, a flow's rate is capped by its NIC port's line rate only through the host link, and a
 flow whose path crosses a dead link sends nothing until routing moves it.
 """
 
@@ -23,13 +23,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from twin.maxmin import Incidence, IngressGroups, max_min_rates, port_fair_rates
+from twin.dcqcn import DcqcnFluid
+from twin.maxmin import HolBlocking, Incidence, IngressGroups, max_min_rates, port_fair_rates
 from twin.nscc import flow_weights
 from twin.planes import PlaneBalancing
 from twin.queueing import (
     MTU,
     QueueConfig,
     Transport,
+    _feeder_pauses,
     base_rtt,
     completion_latency,
     queue_state,
@@ -141,7 +143,8 @@ class Result:
 
 
 def _after_departures(inc: Incidence, cap: np.ndarray, active: np.ndarray, rates: np.ndarray,
-                      departed: float, coupled: np.ndarray | None = None) -> np.ndarray:
+                      departed: float, coupled: np.ndarray | None = None,
+                      hol: HolBlocking | None = None) -> np.ndarray:
     """Max-min rates after flows of rate >= `departed` (bytes/s) left, nothing else changing.
 
     Progressive filling reaches every level below `departed` without the departed flows (they
@@ -151,12 +154,12 @@ def _after_departures(inc: Incidence, cap: np.ndarray, active: np.ndarray, rates
     """
     keep = active & (rates < departed * (1 - 1e-9))
     if not keep.any():
-        return max_min_rates(inc, cap, active=active, coupled=coupled) / 8.0
+        return max_min_rates(inc, cap, active=active, coupled=coupled, hol=hol) / 8.0
     redo = active & ~keep
     if not redo.any():
         return np.where(keep, rates, 0.0)
     left = np.maximum(cap - inc.link_load(np.where(keep, rates, 0.0)) * 8.0, 0.0)
-    new = max_min_rates(inc, left, active=redo, coupled=coupled) / 8.0
+    new = max_min_rates(inc, left, active=redo, coupled=coupled, hol=hol) / 8.0
     return np.where(keep, rates, new)
 
 
@@ -196,6 +199,25 @@ class NicNoticed:
 
 
 Event = LinkChange | StormEdge | Converged | NicNoticed
+
+
+def _dcqcn_state(state: FabricState, inc: Incidence, cap: np.ndarray,
+                 transport: Transport | None) -> DcqcnFluid | None:
+    """DCQCN's fluid state for a run whose transport asks for it (`Transport.cc`): every flow
+    at its NIC's line rate, switch ports (not the NIC's own) marking with the transport's
+    thresholds and pausing their feeders (PFC) when their queue reaches its size."""
+    if transport is None or transport.cc is None:
+        return None
+    if transport.cc != "dcqcn":
+        raise ValueError(f"Transport.cc: {transport.cc!r} is not a congestion control the twin "
+                         "models (\"dcqcn\" or None)")
+    f = state.fabric
+    line = standalone_rates(inc, cap) / 8.0
+    xoff = transport.queue_packets * transport.packet_bytes * np.ones(f.n_links)
+    # a flow that crosses no link (to itself) has no line rate: any finite one does
+    return DcqcnFluid(inc.n_flows, f.n_links, np.where(np.isfinite(line), line, 0.0),
+                      f.link_position > 0, xoff, transport.packet_bytes, transport.kmin_bytes,
+                      transport.kmax_bytes, transport.pmax, transport.dcqcn, lossless=transport.lossless)
 
 
 class _Sampler:
@@ -308,6 +330,20 @@ class _Run:
         self.fair_x = np.zeros(n)
         self.load = np.zeros(f.n_links)
         self.departed_rate: float | None = None  # lowest rate of the flows that just completed
+        # rate-based congestion control (`Transport.cc`): DCQCN's fluid state sets the rates,
+        # stepped every `DcqcnParams.step_s`, in place of max-min
+        self.cc = _dcqcn_state(self.state, self.inc, self.cap, transport)
+        self.hol: HolBlocking | None = None
+        self.eff_cap = self.cap
+
+    def holb(self) -> HolBlocking | None:
+        """PFC's head-of-line blocking over the current incidence (lossless transports with
+        `Transport.hol_blocking`), built once per routing."""
+        if not (self.port_fair and self.transport is not None and self.transport.hol_blocking):
+            return None
+        if self.hol is None:
+            self.hol = HolBlocking(self.inc.explicit(), self.link_pos)
+        return self.hol
 
     def push(self, event: Event) -> None:
         self.seq += 1
@@ -316,13 +352,14 @@ class _Run:
     def admit_arrivals(self) -> None:
         """Flows whose start has come become active (and every rate is recomputed)."""
         n, start = len(self.flows), self.flows.start
-        arrived = False
+        first = self.next_arrival
         while self.next_arrival < n and start[self.order[self.next_arrival]] <= self.now * (1 + REL) + 1e-15:
             self.active[self.order[self.next_arrival]] = True
             self.next_arrival += 1
-            arrived = True
-        if arrived:
+        if self.next_arrival > first:
             self.departed_rate = None
+            if self.cc is not None:
+                self.cc.start(self.order[first:self.next_arrival])
 
     def compute_rates(self) -> np.ndarray:
         """Max-min rates (bytes/s) now, with paused links at zero; returns the capacity used."""
@@ -333,12 +370,18 @@ class _Run:
                                   storms=np.array(sorted(self.storming)), link_pos=self.link_pos,
                                   link_plane=self.link_plane)
             eff_cap = np.where(blocked.paused_fraction >= 1.0, 0.0, self.cap)
+        self.eff_cap = eff_cap
+        if self.cc is not None:  # the senders' own rates, as DCQCN set them
+            self.rates = self.fair = self.cc.delivered(self.inc, eff_cap / 8.0, self.active)
+            self.load = self.inc.link_load(self.rates)
+            return eff_cap
         if self.departed_rate is not None and not self.storming:
             self.fair_x = _after_departures(self.weighted(), eff_cap, self.active, self.fair_x,
-                                            self.departed_rate, self.coupled)
-        else:
+                                            self.departed_rate, self.coupled, self.holb())
+        else:  # bytes/s (per unit weight); head-of-line blocking only for lossless transports,
+            # which carry no NSCC weights
             self.fair_x = max_min_rates(self.weighted(), eff_cap, active=self.active,
-                                        coupled=self.coupled) / 8.0  # bytes/s (per unit weight)
+                                        coupled=self.coupled, hol=self.holb()) / 8.0
         self.fair = self.fair_x if self.weights is None else self.fair_x * self.weights
         self.rates = self.fair
         if self.port_fair:  # lossless switches share a congested port among its ingress ports
@@ -416,6 +459,12 @@ class _Run:
                         link_pos=self.link_pos, link_plane=self.link_plane)
         self.per_s = {"bytes": self.load, "packets": self.load / MTU, "ecn_marked": q.ecn_marks_per_s,
                       "pause_s": q.paused_fraction, "drops": q.drops_per_s}
+        if self.cc is not None:  # marks and pauses of DCQCN's own queues
+            self.per_s["ecn_marked"] = self.cc.marks_per_s(self.inc, eff_cap / 8.0, self.active)
+            # the ports feeding a queue at its XOFF point are paused (a storm's PFC tree stays)
+            level = self.cc.paused_fraction(self.inc, eff_cap / 8.0, self.active)
+            fed = _feeder_pauses(self.inc, self.active, level > 0, level, self.link_pos, self.link_plane)
+            self.per_s["pause_s"] = np.where(q.paused_fraction >= 1.0, 1.0, fed)
 
     def next_times(self) -> tuple[np.ndarray, float, float]:
         """(time left per flow at its rate, the first completion, the next event of any kind)."""
@@ -425,11 +474,14 @@ class _Run:
         n = len(self.flows)
         t_arrival = self.flows.start[self.order[self.next_arrival]] if self.next_arrival < n else np.inf
         t_change = self.pending[0][0] if self.pending else np.inf
-        return t_done, t_finish, min(t_finish, t_arrival, t_change, self.timing.until)
+        t_cc = self.now + self.cc.p.step_s if self.cc is not None and self.active.any() else np.inf
+        return t_done, t_finish, min(t_finish, t_arrival, t_change, t_cc, self.timing.until)
 
     def advance(self, t_next: float, t_done: np.ndarray, t_finish: float) -> None:
         """Move to `t_next`: bytes sent, counters summed, flows that finished retired."""
         dt = t_next - self.now
+        if self.cc is not None:
+            self.cc.step(self.inc, self.eff_cap / 8.0, self.active, dt)
         with np.errstate(invalid="ignore"):  # a flow to itself has an infinite rate
             self.remaining = np.where(np.isinf(self.rates), 0.0, self.remaining - self.rates * dt)
         self.link_bytes += self.load * dt
@@ -478,6 +530,7 @@ class _Run:
             self.inc = self.flows.incidence(self.state)
             self.inc_w = None
             self.groups = None
+            self.hol = None
             self.cap = self.state.link_capacity_bps()
             self.line_rate = None
             self.window = None

@@ -25,7 +25,8 @@ A `Transport` brings some of this into the rates and completion times (issue 18)
 queueing delay), the queues of sprayed traffic being M/D/1 at each port's utilization
 (`windowed_rates`), and a sprayed flow completes when its slowest path delivers
 (`worst_path_delay`); a lossless one (RoCE with PFC) shares congested host ports among their
-ingress ports and holds a paused NIC's flows together (`twin.maxmin`); a trimming one makes
+ingress ports, holds a paused NIC's flows together and, in the switches, the flows behind a
+link that PFC pauses (`twin.maxmin`, `HolBlocking`); a trimming one makes
 oblivious spraying deliver at most each path's capacity (`twin.routing`).
 """
 
@@ -36,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from twin.dcqcn import DcqcnParams
 from twin.maxmin import Incidence
 
 MTU = 4096
@@ -73,6 +75,21 @@ class Transport:
     # UEC's NSCC windows in a synchronized incast move on their own marks, so the senders share
     # the receiver's port unequally (`twin.nscc`, weighted max-min in `twin.engine`); needs a window
     incast_windows: bool = False
+    # lossless only: PFC's head-of-line blocking in the switches' FIFOs (`twin.maxmin.HolBlocking`):
+    # a link paused behind a saturated port holds every flow through it at the held flows' pace
+    hol_blocking: bool = True
+    # end-to-end congestion control on top of the above: "dcqcn" (RoCE's rate-based control,
+    # `twin.dcqcn`: ECN marks set every flow's rate, stepped in time by the engine); None: none
+    # (htsim's RoCE has none: its senders run at line rate, PFC alone holds them back)
+    cc: str | None = None
+    # ECN marking at every switch egress port (RED, what `cc` reacts to): no marks below
+    # kmin_bytes, probability rising to pmax at kmax_bytes, every packet above. Defaults: Zhu et
+    # al. 2015's DCQCN settings (5 KB, 200 KB, 1%), inputs
+    kmin_bytes: float = 5e3
+    kmax_bytes: float = 200e3
+    pmax: float = 0.01
+    # DCQCN's sender and receiver parameters (`twin.dcqcn.DcqcnParams`, Zhu et al.'s defaults)
+    dcqcn: DcqcnParams = DcqcnParams()
 
     @property
     def packet_bytes(self) -> float:

@@ -42,16 +42,16 @@ kind = "roce"                 # roce | uec: htsim's packets (twin.queueing.ROCE,
 pfc = true                    # lossless with PFC (Transport.lossless); default: the kind's
 mtu_bytes = 4000              # payload per packet (Transport.payload_bytes); default: the kind's
 header_bytes = 64             # headers per packet (Transport.header_bytes); default: the kind's
-cc = "uec"                    # uec (a window, Transport.window_bdp) | none; dcqcn: refused
+cc = "uec"                    # uec (a window, Transport.window_bdp) | dcqcn (twin.dcqcn, RoCE) | none
 window_bdp = 1.5              # the window in BDPs (default: twin.queueing.UEC's)
 trimming = true               # lossy with trimming (Transport.trimming); default: the kind's
 paths = 64                    # entropies per sprayed flow (Transport.paths); 0: even split
 
 [queues]
 size_packets = 100            # or size_bytes = "400KB" (Transport.queue_packets)
-# kmin = "150KB"              # ECN marking thresholds and the marking probability at kmax:
-# kmax = "1.5MB"              # refused while Transport has no field for them (see KNOBS)
-# pmax = 0.2
+# kmin = "5KB"                # ECN marking (RED) that cc = "dcqcn" reacts to: thresholds and
+# kmax = "200KB"              # the probability at kmax (Transport.kmin_bytes, kmax_bytes,
+# pmax = 0.01                 # pmax); refused without cc = "dcqcn" (nothing else reads them)
 
 [run]
 until_ms = 10000              # stop there if jobs are still running
@@ -191,7 +191,7 @@ TRANSPORT_CHOICES = {"cc": CC, "transport.kind": tuple(TRANSPORTS)}  # listed in
 # scenario key -> the `twin.queueing.Transport` field it sets. A key whose field the model lacks
 # is refused (naming the key and its line): the model owns the fields, this table only wires them
 KNOBS: dict[tuple[str, str], str] = {
-    ("transport", "cc"): "window_bdp",  # the model's congestion control is UEC's window
+    ("transport", "cc"): "cc",  # UEC's window (window_bdp) or DCQCN (Transport.cc)
     ("transport", "pfc"): "lossless",
     ("transport", "trimming"): "trimming",
     ("transport", "mtu_bytes"): "payload_bytes",
@@ -354,6 +354,12 @@ def transport_of(doc: Document, source: Source) -> Transport | None:
     values: dict[str, object] = {}
     if (cc := given.pop(("transport", "cc"), None)) is not None:
         values["window_bdp"] = _cc_window(cc, given, source)
+        values["cc"] = "dcqcn" if cc == "dcqcn" else None
+    if values.get("cc", TRANSPORTS[doc.transport.kind].cc) != "dcqcn":
+        for key in ("kmin", "kmax", "pmax"):
+            if ("queues", key) in given:
+                raise source.error(["queues", key], 'ECN marking drives only cc = "dcqcn" in the '
+                                                    "twin: set it or remove the key")
     for (table, key), value in given.items():
         if key in ("size_bytes", "kmin", "kmax"):
             try:
@@ -372,13 +378,11 @@ def transport_of(doc: Document, source: Source) -> Transport | None:
 
 
 def _cc_window(cc: str, given: dict, source: Source) -> float | None:
-    """`cc` as the model has it: "uec" is UEC's window-based control (NSCC: the window of
-    `twin.queueing.UEC`, or `window_bdp`), "none" no window; DCQCN is not modelled."""
-    if cc == "dcqcn":
-        raise source.error(["transport", "cc"], "'dcqcn' is not modelled (the twin has no rate-based "
-                                                'control): cc = "uec" (a window) or "none"')
-    if cc == "none" and ("transport", "window_bdp") in given:
-        raise source.error(["transport", "window_bdp"], 'cc = "none" has no window: drop window_bdp')
+    """The window `cc` gives: "uec" is UEC's window-based control (NSCC: the window of
+    `twin.queueing.UEC`, or `window_bdp`); "none" and "dcqcn" (rate based, `twin.dcqcn`) have
+    no window."""
+    if cc != "uec" and ("transport", "window_bdp") in given:
+        raise source.error(["transport", "window_bdp"], f'cc = "{cc}" has no window: drop window_bdp')
     return getattr(TRANSPORTS["uec"], "window_bdp", None) if cc == "uec" else None
 
 
