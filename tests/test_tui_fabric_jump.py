@@ -7,6 +7,7 @@ from textual.widgets import DataTable
 
 from fabtwin.tui.app import FabtwinApp
 from fabtwin.tui.data import StoreData
+from fabtwin.tui.heatgrid import HeatGrid
 
 pytest_plugins = ["tui_fixtures"]  # the stores these tests open
 
@@ -17,7 +18,7 @@ async def test_fabric_from_an_incident_after_stepping_shows_its_window_and_link(
     app = FabtwinApp(str(store_copy))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("2")
-        heat = app.screen.query_one("#heatmap", DataTable)
+        heat = app.screen.query_one("#heatmap", HeatGrid)
         fabric = app.screen
         await until(pilot, lambda: heat.row_count and "..." not in text_of(app, "#head"))
         await pilot.press("right_curly_bracket")  # to the last window, far from the flap's
@@ -71,11 +72,10 @@ async def test_fabric_draws_host_links_and_goes_to_a_host_ports_incident(store_c
         await pilot.press("f")
         await until(pilot, lambda: type(app.screen).__name__ == "FabricScreen"
                     and "..." not in text_of(app, "#head"))
-        heat = app.screen.query_one("#heatmap", DataTable)
+        heat = app.screen.query_one("#heatmap", HeatGrid)
         await until(pilot, lambda: heat.cursor_coordinate == Coordinate(2, 4 + 3))
         assert "window 2026-11-30 03:06:00" in text_of(app, "#head")
-        labels = [str(c.label) for c in heat.columns.values()]
-        assert labels[5:] == ["h1", "h2", "h3", "h4"]
+        assert heat.column_labels[4:] == ["h1", "h2", "h3", "h4"]
         assert str(heat.get_cell_at(Coordinate(2, 7))).strip().isdigit()  # utilization drawn
         await pilot.press("enter")
         await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen")

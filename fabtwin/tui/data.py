@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import duckdb
+import numpy as np
 
 from collectors.store.readonly import open_readonly
 from fabtwin.tui.fabric_windows import (
@@ -76,6 +77,9 @@ class Heatmap:
     host_util: list[list[float | None]] = field(default_factory=list)
     host_state: list[list[str]] = field(default_factory=list)
     host_links: list[list[str]] = field(default_factory=list)
+    # what each cell shows, spine columns then host columns (fabric_windows.cell_codes): the
+    # screen's colours and counts, without a pass over the lists
+    codes: np.ndarray | None = None
 
     @property
     def host_cols(self) -> int:
@@ -408,10 +412,11 @@ class StoreData:
         bad_mask = layout.mask(bad)
         maps = []
         for pl in layout.planes:
-            grid, state = pl.spine_cells.draw(util, down, bad_mask)
-            h_grid, h_state = pl.host_cells.draw(util, down, bad_mask)
+            grid, state, codes = pl.spine_cells.draw(util, down, bad_mask)
+            h_grid, h_state, h_codes = pl.host_cells.draw(util, down, bad_mask)
             maps.append(Heatmap(pl.plane, pl.leaves, pl.spines, grid, state, pl.spine_cells.links,
-                                h_grid, h_state, pl.host_cells.links))
+                                h_grid, h_state, pl.host_cells.links,
+                                np.concatenate([codes, h_codes], axis=1)))
         return maps
 
     def _rising(self, t0: datetime, window_s: float) -> set[str]:

@@ -42,10 +42,11 @@ class Cells:
     cap: np.ndarray
     links: list[list[str]]  # link id per cell, "" when no cable
 
-    def draw(self, util: np.ndarray, down: np.ndarray, bad: np.ndarray
-             ) -> tuple[list[list[float | None]], list[list[str]]]:
-        """Utilization (max of both ends over capacity, max over parallel cables) and state
-        ("" ok, "down", "degraded", "-" no cable) per cell, from per-port arrays."""
+    def arrays(self, util: np.ndarray, down: np.ndarray, bad: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """Per cell (row * cols + column): utilization (max of both ends over capacity, max
+        over parallel cables; NaN: no data or no cable) and state (STATES' index), from
+        per-port arrays."""
         n = self.rows * self.cols
         with np.errstate(invalid="ignore"):
             u = np.fmax(util[self.a], util[self.b]) / self.cap
@@ -55,12 +56,40 @@ class Cells:
         np.logical_or.at(dn, self.cell, down[self.a] | down[self.b])
         np.logical_or.at(bd, self.cell, bad[self.a] | bad[self.b])
         has[self.cell] = True
-        state = np.where(dn, "down", np.where(bd, "degraded", np.where(has, "", "-")))
-        vals = [None if v == -np.inf else v for v in best.tolist()]
-        states = state.tolist()
+        state = np.where(dn, 1, np.where(bd, 2, np.where(has, 0, 3))).astype(np.int8)
+        return np.where(best == -np.inf, np.nan, best), state
+
+    def draw(self, util: np.ndarray, down: np.ndarray, bad: np.ndarray
+             ) -> tuple[list[list[float | None]], list[list[str]], np.ndarray]:
+        """Utilization and state ("" ok, "down", "degraded", "-" no cable) per cell as rows
+        of lists, and the cells' codes (rows x cols, `cell_codes`), from per-port arrays."""
+        best, state = self.arrays(util, down, bad)
+        vals = [None if v != v else v for v in best.tolist()]  # NaN: None
+        states = [STATES[s] for s in state.tolist()]
         c = self.cols
         return ([vals[r * c:(r + 1) * c] for r in range(self.rows)],
-                [states[r * c:(r + 1) * c] for r in range(self.rows)])
+                [states[r * c:(r + 1) * c] for r in range(self.rows)],
+                cell_codes(best, state).reshape(self.rows, self.cols))
+
+
+STATES = ("", "down", "degraded", "-")  # a cell's state, by its index in the codes
+PCT_CODES = 1001  # codes per state: no data, then 0-999 %
+
+
+def cell_codes(util: np.ndarray, state: np.ndarray) -> np.ndarray:
+    """One int per cell for what it shows: state * PCT_CODES + 1 + the rounded percent (0 for
+    no data), the percent capped at 999 as the cell prints it (two cells showing 25 get one
+    code, hence one colour)."""
+    with np.errstate(invalid="ignore"):
+        pct = np.where(np.isnan(util), -1, np.round(np.minimum(util * 100, 999)))
+    pct = np.where(state == 3, -1, pct)
+    return (state.astype(np.int16) * PCT_CODES + 1 + pct.astype(np.int16)).astype(np.int16)
+
+
+def decode(code: int) -> tuple[float | None, str]:
+    """A cell code's (utilization, rounded as shown; None: no data) and state."""
+    state, pct = divmod(int(code), PCT_CODES)
+    return (None if pct == 0 else (pct - 1) / 100), STATES[state]
 
 
 @dataclass
