@@ -82,3 +82,28 @@ def field(key: str, value: object) -> str:
         head = ", ".join(field(key, v) for v in value[:6])
         return head + (f", +{len(value) - 6} more" if len(value) > 6 else "")
     return str(value)
+
+
+def byte_size(value: float) -> str:
+    """An amount of bytes (a queue's depth), decimal prefixes: `1.5 MB`, `812 B`."""
+    for scale, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g} {prefix}B"
+    return f"{value:.3g} B"
+
+
+def replay_value(counter: str, value: float | None) -> str:
+    """A value of the replay's counter `counter` (expected_counters' C, the explanation's
+    cells) in its unit: bytes/s and bits/s (`port_speed`) as Gb/s, `down_fraction` as a share,
+    `link_down_events` as a count, `queue_depth` in bytes, the rest per second."""
+    if value is None:
+        return "-"
+    if counter == "queue_depth":
+        return byte_size(value)
+    if counter == "port_speed":
+        return gbps_text(value / GIGA)
+    if counter == "down_fraction":
+        return f"{value:.0%}"
+    if counter == "link_down_events":
+        return count(value)
+    return link_rate(value) if "bytes" in counter else per_second(value)

@@ -291,7 +291,7 @@ def _groups(con: duckdb.DuckDBPyConnection, fabric: Fabric, t_from: datetime, wi
     hosts = pl.DataFrame({"host": [fabric.node_name[h] for h in fabric.ep_host]}).with_row_index("e")
     mids = [t_from + timedelta(seconds=(w + 0.5) * window_s) for w in range(n_win)]
     jobs = _query(con, """
-        SELECT j.job_id, h.host, j.start, j."end" FROM jobs j JOIN job_hosts h USING (job_id)
+        SELECT j.job_id, h.host, j.start, j."end" FROM job_spans j JOIN job_hosts h USING (job_id)
         ORDER BY j.job_id""")
     out = np.zeros((len(fabric.ep_host), n_win), dtype=np.int64)
     if jobs.height == 0:

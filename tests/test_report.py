@@ -10,6 +10,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import duckdb
+import polars as pl
 import pytest
 from click.testing import CliRunner
 from conftest import REPO
@@ -324,3 +325,72 @@ def test_a_cable_is_down_while_either_end_says_so_in_the_heatmap():
     snap = Windows.snapshot(win, t)
     down = dict(zip(snap["link_id"].to_list(), snap["down_fraction"].to_list(), strict=True))
     assert down == pytest.approx({"a:1--b:1": 20 / 30, "a:2--b:2": 10 / 30})
+
+
+@pytest.fixture(scope="module")
+def two_planes(tmp_path_factory) -> Path:
+    """A generated 2-plane fabric (16 hosts, 4 leaves x 4 spines per plane), 60 s, ingested."""
+    root = tmp_path_factory.mktemp("planes")
+    toml = (REPO / "scenarios" / "gen" / "healthy.toml").read_text()
+    toml = toml.replace("hosts_per_leaf = 4", "hosts_per_leaf = 4\nplanes = 2").replace(
+        "duration_s = 600", "duration_s = 60")
+    (root / "two_planes.toml").write_text(toml)
+    res = CliRunner().invoke(main, ["generate", str(root / "two_planes.toml"), "--out",
+                                    str(root / "bundle")])
+    assert res.exit_code == 0, res.output
+    db = root / "two_planes.duckdb"
+    with Store.open(db) as store:
+        ingest_bundle(store, root / "bundle", workers=1)
+    return db
+
+
+def test_busiest_window_draws_one_heatmap_per_plane_with_its_host_links(two_planes, tmp_path):
+    res = _report(two_planes, tmp_path / "r")
+    assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in (tmp_path / "r").glob("*.png")) == [
+        "heatmap-busiest-plane-0.png", "heatmap-busiest-plane-1.png"]
+    rep = build(two_planes)
+    busiest = [p for p in rep.pictures if p.rank is None]
+    assert [p.name for p in busiest] == ["heatmap-busiest-plane-0.png",
+                                         "heatmap-busiest-plane-1.png"]
+    for plane, pic in zip(("plane-0", "plane-1"), busiest, strict=True):
+        assert pic.snapshot["plane"].unique().to_list() == [plane]
+        hosts = pic.snapshot.filter(pl.col("tier") == 0)
+        # every host's NIC port on this plane, with its load: 16 host links
+        assert hosts.height == 16 and hosts["dev_lo"].str.starts_with("gpu-node-").all()
+        assert hosts["util"].drop_nulls().len() == 16 and hosts["util"].max() > 0.1
+    # a rerun replaces the per-plane pictures too (its own files)
+    (tmp_path / "r" / "mine.png").write_bytes(PNG)
+    assert _report(two_planes, tmp_path / "r").exit_code == 0
+    assert sorted(p.name for p in (tmp_path / "r").glob("*.png")) == [
+        "heatmap-busiest-plane-0.png", "heatmap-busiest-plane-1.png", "mine.png"]
+
+
+def test_incident_sections_show_evidence_and_impact_as_tables_and_why(investigated, tmp_path):
+    res = _report(investigated["two_faults"], tmp_path / "r")
+    assert res.exit_code == 0, res.output
+    html = (tmp_path / "r" / "report.html").read_text()
+    page = Page(html)
+    assert "<details>" not in html and "<pre>" not in html  # no raw JSON
+    evidence = page.tables["evidence"]
+    assert ["port", "down_at", "up_at", "source"] in evidence  # the flap's rows, a column a key
+    assert any(r[:2] == ["spine-p0-01:swp2", "2026-11-30T03:02:00.099Z"] for r in evidence)
+    assert ["what", "which"] in page.tables["impact"]
+    # what investigate stored (replay/explain.py): each incident's explanation, the root's
+    # cells in expected_counters' units
+    assert "no explanation stored (run investigate again)" not in html
+    assert html.count("of the residual") >= 2 and "chosen as a root cause" in html
+    cells = page.tables["explanation"]
+    assert cells[0] == ["port", "counter", "window", "observed", "without fault", "with fault"]
+    flap = [r for r in cells[1:] if r[0] == "spine-p0-01:swp2" and r[1] == "tx_bytes"]
+    assert flap and all(v.endswith(" Gb/s") for r in flap for v in r[3:])
+    # a store diagnosed before explanations were stored says so, once per incident
+    db = tmp_path / "unexplained.duckdb"
+    shutil.copy(investigated["two_faults"], db)
+    con = duckdb.connect(str(db))
+    con.execute("DELETE FROM incident_explanations")
+    con.close()
+    assert _report(db, tmp_path / "e").exit_code == 0
+    html = (tmp_path / "e" / "report.html").read_text()
+    assert html.count("no explanation stored (run investigate again)") == 2
+    assert "explanation" not in Page(html).tables

@@ -98,12 +98,18 @@ async def test_affected_links_of_an_incident_open_a_drill_down(store_copy):
         assert (app.screen.kind, app.screen.ident) == ("link", "leaf-p0-01:swp5--spine-p0-01:swp1")
 
 
+async def fabric_heatmap(app, pilot) -> HeatGrid:
+    """Switch to the fabric screen; its heatmap once two_faults' 4 leaves are drawn."""
+    await pilot.press("2")
+    heat = app.screen.query_one("#heatmap", HeatGrid)
+    await until(pilot, lambda: heat.row_count == 4)
+    return heat
+
+
 async def test_fabric_heatmap_steps_windows_and_marks_the_down_link(store_copy):
     app = FabtwinApp(str(store_copy))
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("2")
-        heat = app.screen.query_one("#heatmap", HeatGrid)
-        await until(pilot, lambda: heat.row_count == 4)
+        heat = await fabric_heatmap(app, pilot)
         screen = app.screen
         # the window of the first flap, as the incident detail's `f` key would choose
         from datetime import datetime
@@ -149,7 +155,7 @@ async def test_events_filter_by_kind_and_device_and_open_a_port(store_copy):
         kinds = set(column(table, 3))
         assert {"link_down", "link_up", "pfc_storm", "job_start"} <= kinds
         assert "job_start" in text_of(app, "#timeline")
-        await pilot.press("k")  # the first kind alphabetically: link_down
+        await pilot.press("K")  # the first kind alphabetically: link_down (k is up, vi-like)
         assert set(column(table, 3)) == {"link_down"} and table.row_count == 6
         await pilot.press("slash", *"spine")
         assert set(column(table, 1)) == {"spine-p0-01"} and table.row_count == 3
@@ -272,7 +278,7 @@ async def test_empty_store_and_resizes_do_not_crash(empty_db):
         assert "No incidents in this store" in text_of(app, "#empty")
         sizes = [(40, 10), (200, 60), (80, 24)]
         for keys in (["enter", "s", "slash", "x", "escape"], ["2", "right_square_bracket", "p",
-                     "enter"], ["3", "k", "enter"], ["f5", "ctrl+r", "ctrl+o", "escape"],
+                     "enter"], ["3", "K", "enter"], ["f5", "ctrl+r", "ctrl+o", "escape"],
                      ["f1", "escape"]):
             await pilot.press(*keys)
             for size in sizes:

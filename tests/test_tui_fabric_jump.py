@@ -11,7 +11,7 @@ from fabtwin.tui.heatgrid import HeatGrid
 
 pytest_plugins = ["tui_fixtures"]  # the stores these tests open
 
-from tests.test_tui_app import FLAP, text_of, until  # noqa: E402
+from tests.test_tui_app import FLAP, fabric_heatmap, text_of, until  # noqa: E402
 
 
 async def test_fabric_from_an_incident_after_stepping_shows_its_window_and_link(store_copy):
@@ -80,3 +80,17 @@ async def test_fabric_draws_host_links_and_goes_to_a_host_ports_incident(store_c
         await pilot.press("enter")
         await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen")
         assert (app.screen.kind, app.screen.ident) == ("link", STORM)
+
+
+async def test_fabric_j_and_k_move_the_cursor_and_y_copies_the_link_under_it(store_copy):
+    app = FabtwinApp(str(store_copy))
+    async with app.run_test(size=(120, 40)) as pilot:
+        heat = await fabric_heatmap(app, pilot)
+        await pilot.press("j", "right")  # leaf-p0-02 x spine-p0-01: the flap's cable
+        assert heat.cursor_coordinate == Coordinate(1, 1)
+        await pilot.press("y")
+        assert app.clipboard == FLAP  # the link's id, not the "DN" or "25" it shows
+        await pilot.press("k", "left", "y")
+        assert app.clipboard == "leaf-p0-01"
+        await pilot.press("Y")
+        assert app.clipboard.split("\t")[0] == "leaf-p0-01"

@@ -111,7 +111,8 @@ async def test_sql_error_leaves_no_stale_result(store_copy):
         assert grid.row_count == 0 and not grid.columns
 
 
-@pytest.mark.parametrize("room", ["incidents", "incident", "fabric", "events", "entity", "sql"])
+@pytest.mark.parametrize("room", ["incidents", "incident", "drill", "fabric", "events", "entity",
+                                  "sql"])
 def test_key_bar_fits_80_columns_and_shows_help_and_the_way_out(room):
     bar = key_text(room, 80).plain
     assert len(bar) <= 80
@@ -120,7 +121,7 @@ def test_key_bar_fits_80_columns_and_shows_help_and_the_way_out(room):
         assert "Esc Leave editor" in bar and "F2-F5 Screens" in bar and "^Q Quit" in bar
     else:
         assert "1-4 Screens" in bar
-    if room in ("incident", "entity"):
+    if room in ("incident", "drill", "entity"):
         assert "Esc Back" in bar
 
 
@@ -178,7 +179,7 @@ async def test_events_are_counted_by_one_rule_on_every_screen(store_copy):
         assert jobs >= 1  # the job's start is listed beside the events
         text = str(app.screen.query_one("#filters").render())
         assert text.startswith(f"{total} events + {jobs} job start/end   device: any")
-        await pilot.press("k")  # one kind: how many of the store's events
+        await pilot.press("K")  # one kind: how many of the store's events
         text = str(app.screen.query_one("#filters").render())
         assert f" of {total} events" in text
 

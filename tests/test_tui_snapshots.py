@@ -69,6 +69,20 @@ def test_drill_down_screen(snap_compare, store_copy, size):
 
 
 @SIZES
+def test_incident_drill_down_screen(snap_compare, store_copy, size):
+    """`d` on the flap: both ends over the leaf's and the spine's other uplinks, the window
+    shaded, the table of peaks under it."""
+    async def ready(pilot):
+        await _first_incident(pilot)
+        await pilot.press("d")
+        await _until(pilot, lambda: getattr(pilot.app.screen, "SCOPE", "") == "drill"
+                     and pilot.app.screen.lines)
+        await pilot.pause()
+
+    assert snap_compare(FabtwinApp(str(store_copy)), terminal_size=size, run_before=ready)
+
+
+@SIZES
 def test_fabric_screen_during_the_flap(snap_compare, store_copy, size):
     async def ready(pilot):
         await pilot.press("2")
@@ -96,6 +110,8 @@ def test_events_screen(snap_compare, store_copy, size):
 def test_sql_screen_with_results(snap_compare, store_copy, size):
     async def ready(pilot):
         await pilot.press("4")
+        schema = pilot.app.screen.query_one("#schema")  # filled by a worker: wait for it
+        await _until(pilot, lambda: len(schema.root.children) > 0)
         editor = pilot.app.screen.query_one("#editor", TextArea)
         editor.cursor_blink = False
         editor.text = "SELECT device, count(*) AS n FROM samples GROUP BY 1 ORDER BY 1"

@@ -17,7 +17,7 @@ from fabtwin.report.model import Picture, Report
 from twin.discover import natural_key
 
 MAX_LINES = 6  # ports per timeline
-OWN_FILES = re.compile(r"(heatmap-busiest|incident-\d+-(heatmap|timeline))\.png")
+OWN_FILES = re.compile(r"(heatmap-busiest(-plane-\d+)?|incident-\d+-(heatmap|timeline))\.png")
 
 
 def build(db: str | Path, top: int = 5, diagnose_now: bool = False) -> Report:
@@ -28,7 +28,7 @@ def build(db: str | Path, top: int = 5, diagnose_now: bool = False) -> Report:
     try:
         s = data.summary(con)
         incs, source = data.incidents(con, s, diagnose_now)
-        rep = Report(str(db), s, incs, source)
+        rep = Report(str(db), s, incs, source, explanations=data.explanations(con))
         if s.empty:
             rep.notes.append(f"This store holds no telemetry yet: load a bundle first with "
                              f"`fabtwin ingest BUNDLE --db {db}` (or `fabtwin investigate BUNDLE --db {db}`).")
@@ -67,12 +67,17 @@ def _draw(con, rep: Report, top: int) -> None:
         if busiest is not None:
             snap = win.snapshot(busiest, _degraded_roots(rep.incidents, busiest, rep.window_s))
             planes = sorted(snap["plane"].unique().to_list(), key=natural_key)
-            title = f"Busiest window: {_t(busiest)} + {rep.window_s} s"
-            rep.pictures.append(Picture(
-                "heatmap-busiest.png", title,
-                f"Link utilization per plane in the window where the fabric carried the most load "
-                f"({_t(busiest)} UTC, {rep.window_s} s).",
-                figures.png(figures.heatmap(snap, lay.order, planes, title, tiers)), snapshot=snap))
+            # one picture per plane: side by side, planes of 24 x 32 switches left each cell
+            # a few pixels (issue 21)
+            for plane in planes:
+                title = f"Busiest window, {plane}: {_t(busiest)} + {rep.window_s} s"
+                part = snap.filter(pl.col("plane") == plane)
+                rep.pictures.append(Picture(
+                    "heatmap-busiest.png" if len(planes) == 1 else f"heatmap-busiest-{plane}.png",
+                    title, f"Link utilization of {plane} (host links included) in the window where "
+                    f"the fabric carried the most load ({_t(busiest)} UTC, {rep.window_s} s).",
+                    figures.png(figures.heatmap(part, lay.order, [plane], title, tiers)),
+                    snapshot=part))
     replayed = s.replay is not None and data.one(con, "SELECT count(*) FROM expected_ports")[0] > 0
     lay = lay if win is not None else None
     focus = [_focus(con, s, inc, rep.window_s or 10) for inc in rep.incidents[:top]]
@@ -183,7 +188,7 @@ def _degraded_roots(incs: list[data.IncidentRow], w: datetime, width_s: int) -> 
 
 
 def _tier_names(tiers: int) -> dict[int, tuple[str, str]]:
-    return {1: ("leaf", "agg" if tiers == 3 else "spine"), 2: ("agg", "core")}
+    return {0: ("host", "leaf"), 1: ("leaf", "agg" if tiers == 3 else "spine"), 2: ("agg", "core")}
 
 
 def _t(t: datetime) -> str:

@@ -8,6 +8,7 @@ read the raw rates of a handful of devices around one incident.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -102,6 +103,24 @@ def incidents(con: duckdb.DuckDBPyConnection, s: Summary,
     return found, "computed"  # ranked by diagnose: the stored incidents' type
 
 
+def explanations(con: duckdb.DuckDBPyConnection) -> dict[int, dict]:
+    """Each incident's stored `explanation` (incident_explanations, issue 17) by rank; {} for
+    a store diagnosed before explanations were stored."""
+    try:
+        rows = con.execute("SELECT rank, explanation FROM incident_explanations").fetchall()
+    except duckdb.CatalogException:
+        return {}
+    out = {}
+    for rank, text in rows:
+        try:
+            value = json.loads(text or "")
+        except ValueError:
+            continue
+        if isinstance(value, dict) and value:
+            out[rank] = value
+    return out
+
+
 # -- the fabric -------------------------------------------------------------------------------
 
 @dataclass
@@ -174,7 +193,7 @@ DEVICES_PER_PASS = 32
 
 class Windows:
     """Per-port averages over fixed windows (aligned to whole multiples of the width: 03:00:00,
-    03:00:15, ...), for the ports of the fabric's switch-to-switch cables, kept in a temporary
+    03:00:15, ...), for the ports of every cable (host links included), kept in a temporary
     table of the read-only connection."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, lay: Layout, start: datetime, width_s: int):
@@ -182,7 +201,7 @@ class Windows:
         origin = epoch + timedelta(seconds=(start - epoch).total_seconds() // width_s * width_s)
         self.con, self.lay, self.origin, self.width_s = con, lay, origin, width_s
         self.end = one(con, "SELECT max(ts) FROM samples")[0]
-        fabric = lay.cables.filter(pl.col("tier") >= 1)
+        fabric = lay.cables  # host links too: a PFC storm or a host link down shows there
         con.register("report_cables_df", fabric)
         con.execute("CREATE OR REPLACE TEMP TABLE report_cables AS SELECT * FROM report_cables_df")
         con.unregister("report_cables_df")
@@ -205,9 +224,11 @@ class Windows:
             WITH u AS (
                 SELECT p.w, p.tx / c.capacity_Bps AS util
                 FROM report_port_windows p JOIN report_cables c ON p.port = c.port_lo
+                WHERE c.tier >= 1  -- the fabric's load: switch-to-switch cables
                 UNION ALL
                 SELECT p.w, p.tx / c.capacity_Bps
                 FROM report_port_windows p JOIN report_cables c ON p.port = c.port_hi
+                WHERE c.tier >= 1
             ), per_w AS (SELECT w, avg(util) AS util, count(util) AS n FROM u GROUP BY w)
             -- windows at the edges, where few ports report yet, do not count
             SELECT w FROM per_w WHERE n >= 0.5 * (SELECT max(n) FROM per_w)

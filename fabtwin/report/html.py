@@ -4,13 +4,14 @@ no external asset, so it opens offline and pastes into a postmortem."""
 from __future__ import annotations
 
 import base64
-import json
 from datetime import UTC, datetime
 from html import escape
 
 import polars as pl
 
+from fabtwin.explanation import CELL_COLUMNS, cell_rows, summary_lines
 from fabtwin.report.model import Picture, Report
+from fabtwin.ticket import evidence_table, value_text
 from fabtwin.units import count
 
 CSS = """
@@ -93,9 +94,13 @@ def _incident_table(rep: Report) -> str:
     return f'<table class="incidents"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
+def _is_wjh(ev: object) -> bool:
+    return isinstance(ev, dict) and ev.get("source") == "wjh"
+
+
 def _wjh_table(evidence: list) -> str:
     """The incident's What Just Happened drops (replay.wjh's evidence entries), one row each."""
-    rows = [e for e in evidence if isinstance(e, dict) and e.get("source") == "wjh"]
+    rows = [e for e in evidence if _is_wjh(e)]
     if not rows:
         return ""
     head = "".join(f"<th>{h}</th>" for h in ("port", "drop reason", "count", "first", "last"))
@@ -115,13 +120,37 @@ def _incident_sections(rep: Report) -> str:
         if i.rank not in shown and not wjh:
             continue
         pics = "".join(_picture(p) for p in rep.pictures if p.rank == i.rank)
-        detail = json.dumps({"evidence": i.evidence, "impact": i.impact}, indent=2, default=str)
         out.append(f'<section id="incident-{i.rank}"><h3>#{i.rank} {escape(i.kind)}: {escape(i.root_type)} '
                    f"<code>{escape(i.root_id)}</code></h3><p>{escape(i.summary)} "
                    f'({_t(i.start)} .. {_t(i.end) if i.end else "still"} UTC, score {i.score:.2f})</p>'
-                   f"{pics}{wjh}<details><summary>evidence and impact</summary><pre>{escape(detail)}</pre>"
-                   "</details></section>")
+                   f"{pics}{wjh}{_why(rep.explanations.get(i.rank))}{_evidence(i)}</section>")
     return "".join(out)
+
+
+def _table(cls: str, columns, rows) -> str:
+    head = "".join(f"<th>{escape(str(c))}</th>" for c in columns)
+    body = "".join("<tr>" + "".join(f"<td>{escape(str(v))}</td>" for v in r) + "</tr>"
+                   for r in rows)
+    return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _why(explanation: dict | None) -> str:
+    """Why it was ranked: the twin's explanation (fabtwin.explanation), or that none is stored."""
+    lines = "".join(f"<li>{escape(line.strip())}</li>" for line in summary_lines(explanation))
+    cells = cell_rows(explanation)
+    return (f'<h4>Why it was ranked</h4><ul class="why">{lines}</ul>'
+            + (_table("explanation", CELL_COLUMNS, cells) if cells else ""))
+
+
+def _evidence(i) -> str:
+    """The evidence rows as a table (a column per key; the WJH drops have their own table),
+    the impact as key and value."""
+    columns, rows = evidence_table([e for e in i.evidence if not _is_wjh(e)])
+    out = "<h4>Evidence</h4>" + (_table("evidence", columns, rows) if rows
+                                  else "<p>none recorded</p>")
+    impact = [(k, value_text(v, k)) for k, v in (i.impact or {}).items()]
+    return out + "<h4>Impact</h4>" + (_table("impact", ("what", "which"), impact) if impact
+                                       else "<p>none recorded</p>")
 
 
 def render(rep: Report) -> str:

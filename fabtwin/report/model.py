@@ -33,4 +33,5 @@ class Report:
     pictures: list[Picture] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     window_s: int | None = None
+    explanations: dict[int, dict] = field(default_factory=dict)  # by rank (issue 17)
     seconds: float = 0.0

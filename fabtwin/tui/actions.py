@@ -47,6 +47,7 @@ class Room:
 ROOMS: tuple[Room, ...] = (
     Room("incidents", "Incidents", "incidents.IncidentsScreen", "1,f2", "Incidents", tab=True),
     Room("incident", "Incident detail", "incident.IncidentScreen"),
+    Room("drill", "Incident drill-down", "drill.DrillScreen"),
     Room("fabric", "Fabric", "fabric.FabricScreen", "2,f3", "Fabric", tab=True),
     Room("events", "Events", "events.EventsScreen", "3,f4", "Events", tab=True),
     Room("entity", "Drill-down (port, link, device, host)", "entity.EntityScreen"),
@@ -74,15 +75,27 @@ class Action:
 ACTIONS: tuple[Action, ...] = (
     *(Action(r.keys, r.open_action, r.label, "app") for r in ROOMS if r.keys),
     Action("q", "app.quit", "Quit", "app"),
+    Action("j", "app.cursor(1)", "Down (in a table)", "app", show=False),
+    Action("k", "app.cursor(-1)", "Up (in a table)", "app", show=False),
+    Action("y", "app.copy('id')", "Copy id", "app", show=False),
+    Action("Y", "app.copy('row')", "Copy row", "app", show=False),
     Action("slash", "filter", "Filter", "incidents"),
     Action("s", "sort", "Sort", "incidents"),
     Action("enter", "open", "Open", "incidents", palette=False),
     Action("escape", "clear_filter", "Clear filter", "incidents", show=False),
     Action("r", "root_cause", "Root cause", "incident"),
     Action("c", "next_counter", "Counter", "incident"),
-    Action("f", "fabric_at_start", "Fabric then", "incident"),
-    Action("enter", "open_affected", "Open", "incident", palette=False),
+    Action("d", "drill_down", "Drill", "incident"),
+    Action("x", "export_ticket", "Export", "incident"),
+    Action("f", "fabric_at_start", "Fabric", "incident"),
+    # the tables' titles say "Enter opens": the key bar keeps its 80 columns for the rest
+    Action("enter", "open_affected", "Open", "incident", show=False, palette=False),
     Action("escape", "back", "Back", "incident"),
+    Action("plus,equals_sign", "zoom(0.5)", "Zoom in", "drill"),
+    Action("minus", "zoom(2)", "Zoom out", "drill"),
+    Action("c", "next_counter", "Counter", "drill"),
+    Action("enter", "open_row", "Open port", "drill", show=False, palette=False),
+    Action("escape", "back", "Back", "drill"),
     Action("right_square_bracket,l", "step(1)", "Next window", "fabric"),
     Action("left_square_bracket,h", "step(-1)", "Prev window", "fabric"),
     Action("right_curly_bracket", "step(10)", "+10 windows", "fabric", show=False),
@@ -90,13 +103,17 @@ ACTIONS: tuple[Action, ...] = (
     Action("p", "next_plane", "Next plane", "fabric"),
     Action("enter", "open_link", "Open link", "fabric", palette=False),
     Action("slash", "filter", "Device filter", "events"),
-    Action("k", "next_kind", "Kind filter", "events"),
+    Action("K", "next_kind", "Kind filter", "events"),
     Action("enter", "open_row", "Open device", "events", palette=False),
     Action("escape", "clear_filter", "Clear filters", "events", show=False),
     Action("c", "next_counter", "Counter", "entity"),
     Action("enter", "open_row", "Open", "entity", palette=False),
     Action("escape", "back", "Back", "entity"),
-    Action("ctrl+r,f9", "run", "Run", "sql"),
+    # F5 first: terminals and tmux deliver Ctrl+Enter as Enter; on this screen F5 (the SQL
+    # tab's key elsewhere) runs the statement under the cursor, as Harlequin's Ctrl+Enter
+    Action("f5,ctrl+enter", "run_statement", "Run", "sql"),
+    Action("ctrl+r,f9", "run", "Run all", "sql"),
+    Action("ctrl+b", "toggle_schema", "Schema", "sql"),
     Action("ctrl+up", "history(-1)", "Older query", "sql", show=False),
     Action("ctrl+down", "history(1)", "Newer query", "sql", show=False),
     Action("ctrl+o", "export", "Export", "sql"),
@@ -127,7 +144,7 @@ def key_label(keys: str) -> str:
     """`question_mark,f1` -> `? / F1` for the help screen."""
     names = {"question_mark": "?", "slash": "/", "right_square_bracket": "]",
              "left_square_bracket": "[", "right_curly_bracket": "}", "left_curly_bracket": "{",
-             "escape": "Esc", "enter": "Enter"}
+             "escape": "Esc", "enter": "Enter", "plus": "+", "minus": "-", "equals_sign": "="}
     return " / ".join(names.get(k, k.replace("ctrl+", "Ctrl+").upper() if k.startswith("f")
                                 and k[1:].isdigit() else k.replace("ctrl+", "Ctrl+"))
                       for k in keys.split(","))

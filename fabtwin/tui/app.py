@@ -13,11 +13,13 @@ import duckdb
 from textual.app import App
 from textual.screen import Screen
 from textual.widget import AwaitMount
+from textual.widgets import DataTable
 from textual.worker import Worker, WorkerState
 
 from fabtwin.tui.actions import ROOMS, START, TABS, Room, bindings, room
 from fabtwin.tui.data import StoreData
 from fabtwin.tui.gaps import build_mode, mark_styled
+from fabtwin.tui.linegrid import LineGrid
 from fabtwin.tui.palette import ActionsProvider, EntitiesProvider
 
 ENTITY_KINDS = ("port", "link", "device", "host")  # what the drill-down screen draws
@@ -108,6 +110,8 @@ class FabtwinApp(App):
     def _prebuild(self, modes: list[str]) -> None:
         """Build the screens of `modes`, one per tick, without showing them: each loads its
         data as it mounts, so its first visit shows at once (gaps.build_mode)."""
+        if not self.is_running:  # quitting: a screen built now would race Textual's shutdown
+            return
         while modes and self._built(modes[0]):
             modes.pop(0)
         if not modes or not build_mode(self, modes.pop(0)):
@@ -118,6 +122,23 @@ class FabtwinApp(App):
     def on_unmount(self) -> None:
         self.data.close()
         gc.unfreeze()
+
+    def action_cursor(self, step: int) -> None:
+        """j / k: the focused table's cursor down / up, beside the arrows (an editor or an
+        input takes the letters first)."""
+        if isinstance(self.focused, (DataTable, LineGrid)):
+            (self.focused.action_cursor_down if step > 0 else self.focused.action_cursor_up)()
+
+    def action_copy(self, what: str) -> None:
+        """y: the id under the focused table's cursor; Y: its row (fabtwin.tui.clip)."""
+        from fabtwin.tui.clip import cursor_id, row_text
+
+        if not isinstance(self.focused, (DataTable, LineGrid)) or not self.focused.row_count:
+            self.notify("nothing to copy here (move to a table)", severity="warning")
+            return
+        text = cursor_id(self.focused) if what == "id" else row_text(self.focused)
+        self.copy_to_clipboard(text)
+        self.notify(f"copied {text[:60]!r}" + ("..." if len(text) > 60 else ""), timeout=2)
 
     def action_open_tab(self, scope: str) -> None:
         """Switch to the tab `scope` at its own screen: `1` from an incident's detail is the

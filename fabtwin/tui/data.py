@@ -8,10 +8,11 @@ whole-store views (`port_rates`) would take seconds.
 from __future__ import annotations
 
 import contextlib
+import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import duckdb
@@ -29,6 +30,7 @@ from replay.stored import StoredIncident as Incident  # noqa: F401 - the screens
 from replay.stored import load_evidence, load_incidents
 from twin.faults import KINDS
 
+DROP_SCAN = 5000  # newest drop events read per device set, matched to the ports in Python
 # the per-port rates a drill-down can plot (port_rates' columns, same names)
 RATE_COUNTERS = ("tx_bytes_per_s", "rx_bytes_per_s", "ecn_marked_per_s", "tx_pause_per_s",
                  "rx_pause_per_s", "discards_per_s", "errors_per_s")
@@ -47,6 +49,15 @@ def rate_of(counter: str) -> str:
 
 # per fault kind: the rate of its signal counter (twin.faults.KINDS)
 KIND_COUNTER = {k.name: rate_of(k.signal) for k in KINDS.values()}
+
+
+def counters_for(kind: str) -> list[str]:
+    """RATE_COUNTERS, the fault kind's own counter (KIND_COUNTER) first: what `c` steps through
+    on an incident's screens."""
+    first = KIND_COUNTER.get(kind, "tx_bytes_per_s")
+    return [first] + [c for c in RATE_COUNTERS if c != first]
+
+
 NICE_WINDOWS_S = (30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 86400)
 
 
@@ -282,7 +293,7 @@ class StoreData:
         if not hosts:
             return []
         return self._rows(f"""
-            SELECT DISTINCT j.job_id, j.tenant, j.start, j."end", j.state FROM jobs j
+            SELECT DISTINCT j.job_id, j.tenant, j.start, j."end", j.state FROM job_spans j
             JOIN job_hosts h USING (job_id) WHERE h.host IN ({", ".join("?" * len(hosts))})
             ORDER BY j.start""", list(hosts))
 
@@ -313,9 +324,9 @@ class StoreData:
             SELECT * FROM (
                 SELECT ts, device, ifname, kind, message FROM events
                 UNION ALL SELECT start, job_id, '', 'job_start',
-                    coalesce(tenant, '') || ' ' || coalesce(nodelist, '') FROM jobs
+                    coalesce(tenant, '') || ' ' || coalesce(nodelist, '') FROM job_spans
                     WHERE start IS NOT NULL
-                UNION ALL SELECT "end", job_id, '', 'job_end', coalesce(state, '') FROM jobs
+                UNION ALL SELECT "end", job_id, '', 'job_end', coalesce(state, '') FROM job_spans
                     WHERE "end" IS NOT NULL)
             WHERE (? = '' OR device ILIKE '%' || ? || '%') AND (? = '' OR kind = ?)
             ORDER BY ts LIMIT {int(limit)}""", [device, device, kind, kind])
@@ -478,6 +489,80 @@ class StoreData:
             WHERE greatest(tx_bytes_per_s, rx_bytes_per_s) IS NOT NULL""", params).fetchall())
         return {p: r for p, r in rows}
 
+    # -- on-call: drill-down peers, explanations, WJH drops, the schema ---------------------
+    def uplink_peers(self, ports: list[str]) -> list[str]:
+        """The other uplinks of the switches (or hosts) whose uplinks `ports` are, and for a
+        port that is not an uplink the other ports of its device facing the same tier: the
+        ports an equal-cost fault is compared with (replay's `expected_ports.uplink`)."""
+        if not ports:
+            return []
+        marks = ", ".join("?" * len(ports))
+        rows = self._rows(f"""
+            WITH mine AS (SELECT DISTINCT device, tier, uplink FROM expected_ports
+                          WHERE port_id IN ({marks}))
+            SELECT DISTINCT e.port_id FROM expected_ports e JOIN mine USING (device, tier, uplink)
+            WHERE e.port_id NOT IN ({marks})""", list(ports) * 2)
+        return sorted((r[0] for r in rows), key=natural_key)
+
+    def uplinks_of(self, device: str) -> list[str]:
+        """The uplinks of `device` (the lower ends of its cables, `expected_ports.uplink`): the
+        equal-cost ports a load_imbalance compares."""
+        rows = self._rows("SELECT DISTINCT port_id FROM expected_ports WHERE device = ? "
+                          "AND uplink", [device])
+        return sorted((r[0] for r in rows), key=natural_key)
+
+    def explanation(self, rank: int) -> dict | None:
+        """The stored `explanation` object of incident `rank` (issue 17's
+        incident_explanations), None when the store has none (an older diagnosis)."""
+        rows = self._rows("SELECT explanation FROM incident_explanations WHERE rank = ?", [rank])
+        if not rows or not rows[0][0]:
+            return None
+        try:
+            value = json.loads(rows[0][0])
+        except ValueError:
+            return None
+        return value if isinstance(value, dict) and value else None
+
+    def drops_of(self, ports: list[str], limit: int = 200) -> list[tuple]:
+        """What Just Happened drops on `ports`, newest first: (ts, port, reason, severity,
+        count, first, last). The gNMI collector stores each aggregate as an event of kind
+        `drop` on its IngressPort, its record as JSON; a drop names its port as the event's or
+        as the record's IngressPort or EgressPort (a buffer drop at an egress), as
+        replay.wjh reads them for the incidents' evidence."""
+        wanted = set(ports)
+        devices = sorted({p.split(":", 1)[0] for p in ports if ":" in p})
+        if not devices:
+            return []
+        rows = self._rows(f"SELECT ts, device, ifname, message FROM events WHERE kind = 'drop' "
+                          f"AND device IN ({', '.join('?' * len(devices))}) ORDER BY ts DESC "
+                          f"LIMIT {DROP_SCAN}", devices)
+        out = []
+        for ts, dev, ifname, message in rows:
+            rec = _record(message)
+            named = [f"{dev}:{ifname}"] + [f"{dev}:{rec[k]}" for k in ("IngressPort", "EgressPort")
+                                           if isinstance(rec.get(k), str) and rec[k]]
+            port = next((p for p in named if p in wanted), None)
+            if port is not None:
+                out.append((ts, port, *wjh_fields(message)))
+                if len(out) >= limit:
+                    break
+        return out
+
+    def schema(self) -> list[tuple[str, str, list[tuple[str, str]]]]:
+        """(kind 'table' or 'view', name, [(column, type)]) of the store's own objects."""
+        rows = self._rows("""
+            SELECT CASE WHEN t.table_name IS NULL THEN 'view' ELSE 'table' END, c.table_name,
+                list((c.column_name, c.data_type) ORDER BY c.column_index)
+            FROM duckdb_columns() c
+            LEFT JOIN duckdb_tables() t ON t.table_name = c.table_name
+                AND t.schema_name = c.schema_name AND t.database_name = c.database_name
+            WHERE c.database_name = current_database() AND c.schema_name = 'main'
+                AND NOT c.internal
+            GROUP BY ALL ORDER BY 1, 2""")
+        return [(kind, name, [(col[0], col[1]) if isinstance(col, tuple)
+                              else (col["column_name"], col["data_type"]) for col in cols])
+                for kind, name, cols in rows]
+
     def _once(self, key: str, compute):
         """compute() once per store (it is opened read-only: nothing goes stale); a second
         thread asking meanwhile waits for the first one's answer."""
@@ -487,6 +572,34 @@ class StoreData:
             if key not in self._cache:
                 self._cache[key] = compute()
             return self._cache[key]
+
+
+def _record(message: str | None) -> dict:
+    """A drop event's JSON record; {} for a message that is not one."""
+    try:
+        rec = json.loads(message or "")
+    except ValueError:
+        return {}
+    return rec if isinstance(rec, dict) else {}
+
+
+def wjh_fields(message: str | None) -> tuple[str, str, float | None, datetime | None,
+                                            datetime | None]:
+    """(reason, severity, aggregate count, first, last) of a WJH drop event's JSON record
+    (Cumulus/NetQ keys: Reason, Severity, AggCount, FirstTimestamp, EndTimestamp in epoch s)."""
+    rec = _record(message)
+    if not rec:  # a drop line that is not a record: its text as the reason
+        return (message or "", "", None, None, None)
+
+    def when(key: str) -> datetime | None:
+        v = rec.get(key)
+        return datetime.fromtimestamp(v, UTC).replace(tzinfo=None) \
+            if isinstance(v, int | float) and v > 0 else None
+
+    count = rec.get("AggCount")
+    return (str(rec.get("Reason") or rec.get("ReasonId") or ""), str(rec.get("Severity") or ""),
+            float(count) if isinstance(count, int | float) else None,
+            when("FirstTimestamp"), when("EndTimestamp"))
 
 
 def _floor(t: datetime, step: int) -> datetime:

@@ -41,6 +41,8 @@ class HeatGrid(LineGrid):
         self.row_labels: list[str] = []
         self.column_labels: list[str] = []  # the data columns' (column 1 onwards)
         self.codes = np.zeros((0, 0), dtype=np.int16)
+        # the id of what a cell shows (a link, a leaf), for `y`; None: the cell's text
+        self.cell_id: Callable[[Coordinate], str] | None = None
 
     def set_grid(self, rows: list[str], columns: list[str], codes: np.ndarray,
                  key: Hashable) -> None:
@@ -65,6 +67,11 @@ class HeatGrid(LineGrid):
     def get_row_at(self, row: int) -> list[str]:
         """A row's label and the text of its cells."""
         return [self.get_cell_at(Coordinate(row, k)) for k in range(self.column_count)]
+
+    def cursor_id(self) -> str:
+        if self.cell_id is not None and self.row_count:
+            return self.cell_id(self.cursor_coordinate)
+        return super().cursor_id()
 
     def _segment(self, code: int) -> Segment:
         seg = self._cells.get(code)

@@ -131,6 +131,14 @@ class LineGrid(ScrollView, can_focus=True):
     def cursor_row(self) -> int:
         return self._cursor.row
 
+    def get_cell_at(self, coordinate: Coordinate) -> str:
+        """The text of a cell."""
+        raise NotImplementedError
+
+    def cursor_id(self) -> str:
+        """What `y` copies: the id of what the cell under the cursor shows (its text here)."""
+        return self.get_cell_at(self._cursor) if self._rows else ""
+
     def _clamp(self, c: Coordinate) -> Coordinate:
         return Coordinate(max(0, min(self._rows - 1, c.row)),
                           max(0, min(self.column_count - 1, c.column)))

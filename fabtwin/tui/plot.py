@@ -53,6 +53,18 @@ def _columns(ts: list[datetime], values: list[float | None], t0: float, span: fl
     return cols
 
 
+def shaded_columns(fault: tuple[datetime | None, datetime | None] | None, t0: float, span: float,
+                   width: int) -> list[bool]:
+    """Which of `width` columns over [t0, t0 + span] (epoch s) the fault window covers, half a
+    column of slack each side so a short window still shows; a window without an end lasts."""
+    if not fault or fault[0] is None:
+        return [False] * width
+    f0 = fault[0].timestamp()
+    f1 = fault[1].timestamp() if fault[1] is not None else t0 + span
+    half = span / width / 2
+    return [f0 - half <= t0 + (c + 0.5) / width * span <= f1 + half for c in range(width)]
+
+
 def render_plot(series: Series, width: int, height: int = 8,
                 fault: tuple[datetime | None, datetime | None] | None = None,
                 title: str = "") -> Text:
@@ -73,13 +85,7 @@ def render_plot(series: Series, width: int, height: int = 8,
     exp = _columns(series.expected_ts, series.expected, t0, span, width, hold=True) \
         if series.expected else [None] * width
     top = max([v for v in obs + exp if v is not None] or [0.0]) or 1.0
-    shade = [False] * width
-    if fault and fault[0] is not None:
-        f0 = fault[0].timestamp()
-        f1 = fault[1].timestamp() if fault[1] is not None else t1
-        for c in range(width):
-            ct = t0 + (c + 0.5) / width * span
-            shade[c] = f0 - span / width / 2 <= ct <= f1 + span / width / 2
+    shade = shaded_columns(fault, t0, span, width)
     for row in range(height, 0, -1):
         label = axis_number(series.counter, top * row / height) if row in (height, (height + 1) // 2) else ""
         out.append(f"{label:>{AXIS}}│", style="dim")

@@ -197,3 +197,17 @@ FROM samples GROUP BY device, ifname;
 CREATE OR REPLACE VIEW unmapped_metrics AS
 SELECT metric, count(*) AS samples, count(DISTINCT device) AS devices
 FROM samples WHERE counter IS NULL GROUP BY metric;
+
+-- one row per job. `jobs` keeps a row per file line that lists a job, so the same job comes
+-- twice when a bundle carries both sacct and squeue (or two captures). The row with measured
+-- times wins: sacct / --json over squeue's table (whose start is the collection time minus its
+-- elapsed TIME, and whose end is unknown), then a row that knows the end, then the file
+-- ingested last. `source` names the parser of the row kept, `rows` how many there were.
+CREATE OR REPLACE VIEW job_spans AS
+SELECT job_id, tenant, start, "end", state, nodelist, source, rows, file_id, line
+FROM (
+    SELECT j.*, f.parser AS source, count(*) OVER (PARTITION BY j.job_id) AS rows,
+        row_number() OVER (PARTITION BY j.job_id ORDER BY (f.parser = 'squeue_table') ASC NULLS LAST,
+                           (j."end" IS NULL) ASC, j.file_id DESC, j.line DESC) AS pick
+    FROM jobs j LEFT JOIN files f USING (file_id)
+) WHERE pick = 1;

@@ -14,6 +14,7 @@ from fabtwin.tui.actions import bindings
 from fabtwin.tui.bars import KeyBar, TitleBar
 from fabtwin.tui.counts import plural
 from fabtwin.tui.data import RATE_COUNTERS, Series
+from fabtwin.tui.drops import fill_drops
 from fabtwin.tui.plot import plot_height, render_plot, render_sparklines
 from fabtwin.tui.tables import cursor_key
 
@@ -47,6 +48,7 @@ class EntityScreen(Screen):
         yield Static("", id="all")
         yield DataTable(cursor_type="row", id="peers")
         yield DataTable(cursor_type="row", id="events")
+        yield DataTable(cursor_type="row", id="drops")  # WJH, on the ports that drop
         yield KeyBar(self.SCOPE)
 
     def on_mount(self) -> None:
@@ -86,6 +88,7 @@ class EntityScreen(Screen):
         if not rows:  # a header alone reads as a table still loading
             events.add_row("", "", "", "", "no events recorded for this entity", key="none|")
         events.border_title = plural(len(rows), "event")
+        fill_drops(self.query_one("#drops", DataTable), data.drops_of(self.ports))
         self.query_one("#peers", DataTable).focus()
         self._load()
 

@@ -99,7 +99,7 @@ class EventsScreen(Screen):
         self.query_one("#filters", Static).update(Text(
             f"{event_rows([r[3] for r in self.rows], self.total, bool(self.device or kind))}   "
             f"device: {self.device or 'any'}   "
-            f"kind: {kind or 'any'} (k: next of {', '.join(self.kinds) or 'none'})"))
+            f"kind: {kind or 'any'} (K: next of {', '.join(self.kinds) or 'none'})"))
         self._draw()
 
     def on_resize(self) -> None:

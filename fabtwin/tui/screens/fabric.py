@@ -102,7 +102,9 @@ class FabricScreen(Screen):
 
     def on_mount(self) -> None:
         self.title = "Fabric"
-        self.query_one(HeatGrid).focus()
+        grid = self.query_one(HeatGrid)
+        grid.cell_id = lambda at: (self._entity_at(at) or ("", ""))[1]  # what `y` copies
+        grid.focus()
         data = self.app.data
 
         def prepare():
@@ -257,16 +259,21 @@ class FabricScreen(Screen):
     def on_line_grid_selected(self, event: HeatGrid.Selected) -> None:
         self._open(event.coordinate)
 
-    def _open(self, coord) -> None:
+    def _open(self, coord: Coordinate) -> None:
+        found = self._entity_at(coord)
+        if found is not None:
+            self.app.open_entity(*found, self.windows[self.index])
+
+    def _entity_at(self, coord: Coordinate) -> tuple[str, str] | None:
+        """What the cell at `coord` shows: ("device", leaf) in column 0, else ("link", id);
+        None for no cable."""
         if not self.maps:
-            return
+            return None
         hm = self.maps[self.plane]
         r, k = coord.row, coord.column - 1
-        if 0 <= r < len(hm.leaves):
-            when = self.windows[self.index]
-            if k < 0:
-                self.app.open_entity("device", hm.leaves[r], when)
-            elif k < len(hm.spines) and hm.links[r][k]:
-                self.app.open_entity("link", hm.links[r][k], when)
-            elif k >= len(hm.spines) and hm.host_links[r][k - len(hm.spines)]:
-                self.app.open_entity("link", hm.host_links[r][k - len(hm.spines)], when)
+        if not 0 <= r < len(hm.leaves):
+            return None
+        if k < 0:
+            return "device", hm.leaves[r]
+        link = hm.links[r][k] if k < len(hm.spines) else hm.host_links[r][k - len(hm.spines)]
+        return ("link", link) if link else None

@@ -4,6 +4,7 @@ affected jobs and links; `r` jumps to the root cause, Enter opens an affected en
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
@@ -11,10 +12,12 @@ from textual.markup import escape
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
+from fabtwin.explanation import as_text
 from fabtwin.incident_text import evidence_line
+from fabtwin.ticket import write_ticket
 from fabtwin.tui.actions import bindings
 from fabtwin.tui.bars import KeyBar, TitleBar
-from fabtwin.tui.data import KIND_COUNTER, RATE_COUNTERS, Incident, Series
+from fabtwin.tui.data import Incident, Series, counters_for
 from fabtwin.tui.plot import plot_height, render_plot
 from fabtwin.tui.tables import cursor_key
 
@@ -22,20 +25,20 @@ from fabtwin.tui.tables import cursor_key
 class IncidentScreen(Screen):
     SCOPE = "incident"
     BINDINGS = bindings(SCOPE)
-    # the plot takes what the head and the two tables leave (plot_height); the evidence and
-    # the affected table share the rest, each scrolling, so both show rows at 80x24
+    # the plot takes what the head and the two tables leave (plot_height); the affected table
+    # takes its rows (up to 12, then it scrolls) and the explanation and evidence the rest,
+    # scrolling: both show rows at 80x24, and a tall terminal gives its rows to the evidence
     DEFAULT_CSS = """
     IncidentScreen #plot { height: auto; padding: 0 1; }
     IncidentScreen #evidence-box { height: 1fr; min-height: 3; }
     IncidentScreen #evidence { height: auto; padding: 0 1; }
-    IncidentScreen #affected { height: 2fr; min-height: 4; }
+    IncidentScreen #affected { max-height: 12; min-height: 4; }
     """
 
     def __init__(self, incident: Incident) -> None:
         super().__init__()
         self.incident = incident
-        first = KIND_COUNTER.get(incident.kind, "tx_bytes_per_s")
-        self.counters = [first] + [c for c in RATE_COUNTERS if c != first]
+        self.counters = counters_for(incident.kind)
         self.counter = 0
         self.series: Series | None = None
 
@@ -45,7 +48,9 @@ class IncidentScreen(Screen):
         yield Static("", id="plot")
         with VerticalScroll(id="evidence-box"):
             yield Static("", id="evidence")
-        yield DataTable(cursor_type="row", id="affected")
+        affected = DataTable(cursor_type="row", id="affected")
+        affected.styles.height = "auto"  # the app's CSS gives every table 1fr, and wins
+        yield affected
         yield KeyBar(self.SCOPE)
 
     def on_mount(self) -> None:
@@ -62,7 +67,10 @@ class IncidentScreen(Screen):
         lines = [escape(evidence_line(e, day)) for e in evidence[:20]]
         if len(evidence) > 20:
             lines.append(f"... and {len(evidence) - 20} more (SQL: incident_evidence)")
+        self.evidence, self.explanation = evidence, self.app.data.explanation(inc.rank)
+        why = escape(as_text(self.explanation))
         self.query_one("#evidence", Static).update(
+            f"[b]why it was ranked[/b]\n{why}\n"
             "[b]evidence[/b]\n" + ("\n".join(lines) if lines else "none recorded"))
         self._fill_affected()
         self.query_one("#affected", DataTable).focus()
@@ -130,6 +138,20 @@ class IncidentScreen(Screen):
     def action_root_cause(self) -> None:
         inc = self.incident
         self.app.open_entity(inc.root_type, inc.root_id, inc.start)
+
+    def action_export_ticket(self) -> None:
+        """incident-<rank>.md and .json in the working directory, for the ticket."""
+        try:
+            md, js = write_ticket(self.incident, self.evidence, self.explanation, Path.cwd())
+        except OSError as exc:
+            self.notify(f"export failed: {exc}", severity="error")
+            return
+        self.notify(f"wrote {md.name} and {js.name} in {md.parent}")
+
+    def action_drill_down(self) -> None:
+        from fabtwin.tui.screens.drill import DrillScreen  # imported when first opened
+
+        self.app.push_screen(DrillScreen(self.incident))
 
     def action_fabric_at_start(self) -> None:
         inc = self.incident

@@ -9,6 +9,7 @@ import duckdb
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, Static, TextArea
 
@@ -17,8 +18,10 @@ from fabtwin.tui import history
 from fabtwin.tui.actions import bindings
 from fabtwin.tui.bars import KeyBar, TitleBar
 from fabtwin.tui.resultview import PAGE, ResultsGrid
+from fabtwin.tui.schema import SchemaTree, offset_of, statement_at
 from fabtwin.tui.sqlrun import export, start_query
 
+SCHEMA_MIN_WIDTH = 100  # narrower terminals open the schema with Ctrl+B
 EXAMPLE = ("SELECT rank, kind, root_id, start, score FROM incidents ORDER BY rank;\n"
            "-- tables: samples events logs neighbors jobs job_hosts incidents expected_ports;\n"
            "-- views: port_rates links ports devices link_state_intervals")
@@ -63,15 +66,49 @@ class SqlScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
-        yield TextArea(EXAMPLE, id="editor", soft_wrap=True, tab_behavior="indent")
-        yield Static("Ctrl+R runs the query (read-only); Esc leaves the editor (then 1-4 and q "
-                     "work), Ctrl+T returns; Ctrl+O exports.", classes="hint", id="status")
-        yield ResultsGrid(id="results")
+        with Horizontal(id="body"):  # the schema beside the editor and results, as Harlequin
+            yield SchemaTree(id="schema")
+            with Vertical():
+                yield from self._console()
         yield KeyBar(self.SCOPE)
+
+    def _console(self) -> ComposeResult:
+        yield TextArea(EXAMPLE, id="editor", soft_wrap=True, tab_behavior="indent")
+        yield Static("F5 runs the statement under the cursor, Ctrl+R all (read-only); Esc "
+                     "leaves the editor (then 1-5 and q work), Ctrl+T returns; Ctrl+B: schema "
+                     "(Enter inserts a name); Ctrl+O exports.", classes="hint", id="status")
+        yield ResultsGrid(id="results")
 
     def on_mount(self) -> None:
         self.title = "SQL"
         self.query_one("#editor", TextArea).focus()
+        schema = self.query_one("#schema", SchemaTree)
+        schema.display = self.app.size.width >= SCHEMA_MIN_WIDTH  # Ctrl+B shows it anyway
+        self.run_worker(self.app.data.schema, thread=True, group="schema")
+
+    def on_worker_state_changed(self, event) -> None:
+        if event.worker.group == "schema" and event.worker.is_finished and event.worker.result:
+            self.query_one("#schema", SchemaTree).fill(event.worker.result)
+
+    def action_toggle_schema(self) -> None:
+        """Show the schema and move there, or hide it and go back to the editor."""
+        schema = self.query_one("#schema", SchemaTree)
+        schema.display = not (schema.display and schema.has_focus)
+        (schema if schema.display else self.query_one("#editor", TextArea)).focus()
+
+    def on_tree_node_selected(self, event: SchemaTree.NodeSelected) -> None:
+        """Enter on a table, view or column: its name into the editor at the cursor."""
+        if event.node.data:
+            editor = self.query_one("#editor", TextArea)
+            editor.insert(event.node.data)
+            editor.focus()
+
+    def action_run_statement(self) -> None:
+        """Ctrl+Enter / F5: only the statement under the editor's cursor (or the selection)."""
+        editor = self.query_one("#editor", TextArea)
+        sql = editor.selected_text or statement_at(
+            editor.text, offset_of(editor.text, editor.cursor_location))
+        self.action_run(sql)
 
     def set_query(self, sql: str) -> None:
         """Put `sql` in the editor and run it."""
@@ -81,8 +118,9 @@ class SqlScreen(Screen):
     def status(self, text: str | Text) -> None:
         self.query_one("#status", Static).update(text if isinstance(text, Text) else Text(text))
 
-    def action_run(self) -> None:
-        sql = self.query_one("#editor", TextArea).text.strip()
+    def action_run(self, sql: str | None = None) -> None:
+        """Run `sql`, or the editor's whole text (its last statement's result shows)."""
+        sql = (self.query_one("#editor", TextArea).text if sql is None else sql).strip()
         if not sql:
             self.status("nothing to run")
             return

@@ -1,0 +1,27 @@
+"""What Just Happened drops on a port's drill-down: each aggregate the switch reported (reason,
+severity, packets, its first and last drop), newest first (StoreData.drops_of)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from textual.widgets import DataTable
+
+from fabtwin.tui.counts import plural
+from fabtwin.units import count
+
+
+def _when(t: datetime | None) -> str:
+    return f"{t:%m-%d %H:%M:%S}" if t else "-"
+
+
+def fill_drops(table: DataTable, rows: list[tuple]) -> None:
+    """`rows` (drops_of's) into `table`; the table hides when the ports reported none."""
+    table.add_columns("reported", "port", "reason", "severity", "packets", "first", "last")
+    for i, (ts, port, reason, severity, n, first, last) in enumerate(rows):
+        table.add_row(_when(ts), port, reason, severity, "-" if n is None else count(n),
+                      _when(first), _when(last), key=f"{i}|port|{port}")
+    total = sum(r[4] or 0 for r in rows)
+    table.border_title = (f"What Just Happened: {plural(len(rows), 'drop report')}, "
+                          f"{plural(round(total), 'packet')}")
+    table.display = bool(rows)
