@@ -14,8 +14,8 @@ and every run):
 - in a real terminal (tmux 120x40, its output read as tmux copies it): `fabtwin tui --db DB`
   from the command's start to the incidents table written (process start, imports, store
   open, first paint); after --read seconds (the user reads the incidents), from each key sent
-  to the next screen written with its data: first visit and return to Fabric (its error
-  counters checked), Events, SQL, Incidents; then an incident's detail (plot drawn) and the
+  to the next screen written with its data: first visit and return to Fabric (its heatmap
+  drawn), Events, SQL, Incidents; then an incident's detail (plot drawn) and the
   drill-down on its root cause (every counter drawn);
 - driven by Pilot in a fresh process: importing the app, then from constructing it to the
   first frame with the incidents; when the background build of the other screens is done;
@@ -250,8 +250,8 @@ async def measure(db: Path, read_s: float = 1.0) -> dict[str, tuple[float, float
 
 # what each screen writes once its data is in (a pattern of the terminal output);
 # F2 for the incidents: in the SQL editor digits are typed
-SHOWN = (("2", "fabric", r"\d+ degraded"), ("3", "events", r"event\(s\)   device:"),
-         ("4", "sql", r"Ctrl\+R runs the query"), ("F2", "incidents", r"· Incidents ·"))
+SHOWN = (("2", "fabric", r"busiest \d"), ("3", "events", r"device: any"),
+         ("4", "sql", r"Ctrl\+R all"), ("F2", "incidents", r"· Incidents ·"))
 DETAIL = (("Enter", "incident detail, plot drawn", r"▆ observed"),
           ("r", "drill-down on the root cause, plots drawn", r"errors_per_s"))
 
