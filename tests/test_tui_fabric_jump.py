@@ -94,3 +94,26 @@ async def test_fabric_j_and_k_move_the_cursor_and_y_copies_the_link_under_it(sto
         assert app.clipboard == "leaf-p0-01"
         await pilot.press("Y")
         assert app.clipboard.split("\t")[0] == "leaf-p0-01"
+
+
+async def test_a_step_after_the_error_scan_is_drawn_once_with_its_errors(store_copy):
+    app = FabtwinApp(str(store_copy))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await fabric_heatmap(app, pilot)
+        fabric = app.screen
+        await until(pilot, lambda: " degraded," in text_of(app, "#head"))  # the scan is done
+        fabric._one_pass = False  # as after a first scan of seconds (a big store)
+        heads: list[str] = []
+        draw = fabric.draw
+
+        def recording() -> None:
+            draw()
+            heads.append(text_of(app, "#head"))
+
+        fabric.draw = recording
+        index = fabric.index
+        await pilot.press("right_square_bracket")
+        await until(pilot, lambda: fabric.index == index + 1 and heads)
+        await pilot.pause(0.3)
+        # one pass: the window's errors are a lookup in the scan's result, not a second worker
+        assert len(heads) == 1 and "checking" not in heads[0], heads

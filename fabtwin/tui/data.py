@@ -466,6 +466,11 @@ class StoreData:
             return by_window[t0]
         return self.rising_errors(t0, t0 + timedelta(seconds=window_s))
 
+    def errors_cached(self) -> bool:
+        """Whether a window's error check is a lookup now: the one scan of the store's error
+        counters is done (_rising)."""
+        return self._cache.get("rising errors") is not None
+
     def rising_errors(self, t0: datetime, t1: datetime) -> set[str]:
         """Ports whose error counters rose in [t0, t1)."""
         rows = self._rows("""

@@ -170,7 +170,8 @@ class FabricScreen(Screen):
             return
         t0, w = self.windows[self.index], self.window_s
         self.query_one("#head", Static).update(f"window {t0:%Y-%m-%d %H:%M:%S} + {w:g} s ...")
-        errors = self._one_pass and self.is_current  # the check proved quick: in one pass
+        # the check is a lookup (the store's scan is done) or proved quick: in one pass
+        errors = (self._one_pass or data.errors_cached()) and self.is_current
         self.run_worker(lambda: (t0, data.heatmaps(t0, w, errors=errors), errors), thread=True,
                         exclusive=True, group="heatmap")
 
