@@ -102,6 +102,9 @@ class FabtwinApp(App):
                 self.data.fabric()
 
         self.run_worker(warm, thread=True, group="warm-up")
+        # beside it (the discovery is Python, these DuckDB): the fabric's replay arrays
+        self.run_worker(self.data.warm_fabric, thread=True, group="warm-up-replay",
+                        exit_on_error=False)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "warm-up" and event.worker.state == WorkerState.SUCCESS:

@@ -22,6 +22,7 @@ from collectors.store.readonly import open_readonly
 from fabtwin.tui.fabric_windows import (
     build_layout,
     natural_key,
+    replay_table,
     replayed_windows,
     rising_errors_by_window,
 )
@@ -120,6 +121,7 @@ class StoreData:
         self._lock = threading.Lock()
 
     def close(self) -> None:
+        self._cache.clear()  # results read from DuckDB (Arrow) must not outlive its connection
         # a worker thread still inside a query at exit: the process ends anyway
         with contextlib.suppress(duckdb.Error):
             self.con.close()
@@ -435,8 +437,9 @@ class StoreData:
             return []
         t1 = t0 + timedelta(seconds=window_s)
         layout = self._once("layout", lambda: build_layout(fab, self._capacities()))
-        replayed = self._once("replayed windows", lambda: self._read(
-            lambda cur: [replayed_windows(cur, layout)])[0])
+        replayed = self._once("replayed windows", lambda: replayed_windows(
+            self._replay_table(), layout))
+        self._cache.pop("replay table", None)  # in the arrays now
         w = replayed.starts.get(t0) if replayed and window_s == self.windows()[1] else None
         if w is not None and replayed.covered[w]:  # one replay window: a row of the arrays
             util, down = replayed.util[w], replayed.down[w]
@@ -486,6 +489,16 @@ class StoreData:
             SELECT root_id FROM incidents WHERE kind = 'link_degraded'
                 AND (start IS NULL OR start < ?) AND ("end" IS NULL OR "end" >= ?)""", [t1, t0])
         return {p for (root,) in rows for p in root.split("--")}
+
+    def _replay_table(self):
+        return self._once("replay table", lambda: (
+            self._read(lambda cur: [replay_table(cur)]) or [None])[0])
+
+    def warm_fabric(self) -> None:
+        """Read what the fabric screen's first window needs from the replay (its per-port
+        windows and capacities: DuckDB, on its own threads) while the cabling is discovered."""
+        self._capacities()
+        self._replay_table()
 
     def _capacities(self) -> dict[str, float]:
         return self._once("capacities", lambda: {p: c for p, c in self._rows(

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 
 ERROR_COUNTERS = ("rx_errors", "tx_errors", "rx_fcs_errors", "symbol_errors")
@@ -194,17 +195,22 @@ class PortWindows:
     covered: np.ndarray  # [windows] bool: the replay has rows in that window
 
 
-def replayed_windows(cur, layout: Layout) -> PortWindows | None:
-    """Every replay window's per-port load and outages in one scan of `expected_ports`
-    (None: no replay). A window start, as `_replayed_state` reads it: the ports' max of tx and
-    rx over the window, down when its up fraction is below 1 at some point."""
-    got = cur.sql("""
+def replay_table(cur) -> pa.Table:
+    """Every replay window's per-port load and outages, one scan of `expected_ports` (a window
+    start, a port, the max of its tx and rx over the window, its least up fraction): what
+    `replayed_windows` indexes; it needs no cabling, so it is read while that is discovered."""
+    return cur.sql("""
         SELECT window_start, port_id,
             max(greatest(coalesce(observed_tx_bytes_per_s, 0),
                          coalesce(observed_rx_bytes_per_s, 0))) AS u,
             min(up_fraction) AS up
         FROM expected_ports GROUP BY ALL""").to_arrow_table()
-    if got.num_rows == 0:
+
+
+def replayed_windows(got: pa.Table | None, layout: Layout) -> PortWindows | None:
+    """`replay_table`'s rows as arrays over `layout`'s ports (None: no replay). A port is down
+    in a window when its up fraction is below 1 at some point, as `_replayed_state` reads it."""
+    if got is None or got.num_rows == 0:
         return None
     starts_raw, w_inv = np.unique(got.column("window_start").to_numpy(), return_inverse=True)
     # a hash (Arrow's dictionary encoding), not a sort of 300K port names (np.unique: 0.35 s)
