@@ -11,7 +11,8 @@ from textual.widgets import DataTable, Input, TextArea
 from fabtwin.tui.actions import ACTIONS
 from fabtwin.tui.app import FabtwinApp
 from fabtwin.tui.data import RATE_COUNTERS
-from fabtwin.tui.results import PAGE, ResultsGrid
+from fabtwin.tui.heatgrid import HeatGrid
+from fabtwin.tui.resultview import PAGE, ResultsGrid
 
 pytest_plugins = ["tui_fixtures"]  # the stores these tests open
 
@@ -97,12 +98,18 @@ async def test_affected_links_of_an_incident_open_a_drill_down(store_copy):
         assert (app.screen.kind, app.screen.ident) == ("link", "leaf-p0-01:swp5--spine-p0-01:swp1")
 
 
+async def fabric_heatmap(app, pilot) -> HeatGrid:
+    """Switch to the fabric screen; its heatmap once two_faults' 4 leaves are drawn."""
+    await pilot.press("2")
+    heat = app.screen.query_one("#heatmap", HeatGrid)
+    await until(pilot, lambda: heat.row_count == 4)
+    return heat
+
+
 async def test_fabric_heatmap_steps_windows_and_marks_the_down_link(store_copy):
     app = FabtwinApp(str(store_copy))
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("2")
-        heat = app.screen.query_one("#heatmap", DataTable)
-        await until(pilot, lambda: heat.row_count == 4)
+        heat = await fabric_heatmap(app, pilot)
         screen = app.screen
         # the window of the first flap, as the incident detail's `f` key would choose
         from datetime import datetime
@@ -132,7 +139,7 @@ async def test_fabric_at_an_incident_start_puts_the_cursor_on_its_link(store_cop
         await until(pilot, lambda: type(app.screen).__name__ == "FabricScreen"
                     and "1 down" in text_of(app, "#head") and "..." not in text_of(app, "#head"))
         assert "window 2026-11-30 03:02:00" in text_of(app, "#head")
-        heat = app.screen.query_one("#heatmap", DataTable)
+        heat = app.screen.query_one("#heatmap", HeatGrid)
         assert heat.cursor_coordinate == Coordinate(1, 1)  # leaf-p0-02 x spine-p0-01: the flap
         await pilot.press("enter")
         await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen")
@@ -171,14 +178,14 @@ async def test_screens_built_while_the_user_reads_show_their_data_at_once(store_
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: built("fabric") and built("events") and built("sql"))
         (fabric,) = built("fabric")
-        await until(pilot, lambda: fabric.query_one("#heatmap", DataTable).row_count == 4)
+        await until(pilot, lambda: fabric.query_one("#heatmap", HeatGrid).row_count == 4)
         head = fabric.query_one("#head")
         assert "checking errors" in str(head.render())  # checked only once on screen
         assert app.screen.query_one("#incidents", DataTable).has_focus  # still the user's
         await pilot.press("2")
-        assert app.screen is fabric and fabric.query_one("#heatmap", DataTable).has_focus
+        assert app.screen is fabric and fabric.query_one("#heatmap", HeatGrid).has_focus
         await until(pilot, lambda: "0 degraded" in str(head.render()))
-        heat = fabric.query_one("#heatmap", DataTable)
+        heat = fabric.query_one("#heatmap", HeatGrid)
         heat.cursor_coordinate = Coordinate(2, 3)
         before = str(head.render())
         await pilot.press("right_square_bracket")  # the next window keeps the cursor's cell

@@ -11,7 +11,7 @@ from textual.widgets import DataTable, TextArea
 from fabtwin.cli import main
 from fabtwin.tui.app import FabtwinApp
 from fabtwin.tui.bars import KeyBar, key_text
-from fabtwin.tui.results import ResultsGrid
+from fabtwin.tui.resultview import ResultsGrid
 
 pytest_plugins = ["tui_fixtures"]
 

@@ -17,7 +17,7 @@ from fabtwin.explanation import NONE_STORED, as_text, cell_rows
 from fabtwin.ticket import evidence_table
 from fabtwin.tui.app import FabtwinApp
 from fabtwin.tui.data import KIND_COUNTER
-from fabtwin.tui.results import ResultsGrid
+from fabtwin.tui.resultview import ResultsGrid
 from fabtwin.tui.schema import SchemaTree, statement_at
 from fabtwin.tui.screens.drill import MIN_SPAN
 

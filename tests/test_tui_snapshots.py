@@ -7,10 +7,10 @@ import asyncio
 from datetime import datetime
 
 import pytest
-from textual.widgets import DataTable, TextArea
+from textual.widgets import TextArea
 
 from fabtwin.tui.app import FabtwinApp
-from fabtwin.tui.results import ResultsGrid
+from fabtwin.tui.resultview import ResultsGrid
 
 pytest_plugins = ["tui_fixtures"]  # the stores these tests open
 
@@ -29,7 +29,7 @@ async def _until(pilot, ready) -> None:
 def _rows(pilot, selector: str):
     app = pilot.app
     return lambda: len(app.screen.query(selector)) > 0 and \
-        app.screen.query_one(selector, DataTable).row_count > 0
+        app.screen.query_one(selector).row_count > 0
 
 
 async def _first_incident(pilot) -> None:

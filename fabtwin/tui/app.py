@@ -19,6 +19,7 @@ from textual.worker import Worker, WorkerState
 from fabtwin.tui.actions import ROOMS, START, TABS, Room, bindings, room
 from fabtwin.tui.data import StoreData
 from fabtwin.tui.gaps import build_mode, mark_styled
+from fabtwin.tui.linegrid import LineGrid
 from fabtwin.tui.palette import ActionsProvider, EntitiesProvider
 
 ENTITY_KINDS = ("port", "link", "device", "host")  # what the drill-down screen draws
@@ -101,6 +102,9 @@ class FabtwinApp(App):
                 self.data.fabric()
 
         self.run_worker(warm, thread=True, group="warm-up")
+        # beside it (the discovery is Python, these DuckDB): the fabric's replay arrays
+        self.run_worker(self.data.warm_fabric, thread=True, group="warm-up-replay",
+                        exit_on_error=False)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "warm-up" and event.worker.state == WorkerState.SUCCESS:
@@ -125,14 +129,14 @@ class FabtwinApp(App):
     def action_cursor(self, step: int) -> None:
         """j / k: the focused table's cursor down / up, beside the arrows (an editor or an
         input takes the letters first)."""
-        if isinstance(self.focused, DataTable):
+        if isinstance(self.focused, (DataTable, LineGrid)):
             (self.focused.action_cursor_down if step > 0 else self.focused.action_cursor_up)()
 
     def action_copy(self, what: str) -> None:
         """y: the id under the focused table's cursor; Y: its row (fabtwin.tui.clip)."""
         from fabtwin.tui.clip import cursor_id, row_text
 
-        if not isinstance(self.focused, DataTable) or not self.focused.row_count:
+        if not isinstance(self.focused, (DataTable, LineGrid)) or not self.focused.row_count:
             self.notify("nothing to copy here (move to a table)", severity="warning")
             return
         text = cursor_id(self.focused) if what == "id" else row_text(self.focused)

@@ -16,11 +16,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import duckdb
+import numpy as np
 
 from collectors.store.readonly import open_readonly
 from fabtwin.tui.fabric_windows import (
     build_layout,
     natural_key,
+    replay_table,
     replayed_windows,
     rising_errors_by_window,
 )
@@ -100,6 +102,9 @@ class Heatmap:
     host_util: list[list[float | None]] = field(default_factory=list)
     host_state: list[list[str]] = field(default_factory=list)
     host_links: list[list[str]] = field(default_factory=list)
+    # what each cell shows, spine columns then host columns (fabric_windows.cell_codes): the
+    # screen's colours and counts, without a pass over the lists
+    codes: np.ndarray | None = None
 
     @property
     def host_cols(self) -> int:
@@ -129,6 +134,7 @@ class StoreData:
         self._lock = threading.Lock()
 
     def close(self) -> None:
+        self._cache.clear()  # results read from DuckDB (Arrow) must not outlive its connection
         # a worker thread still inside a query at exit: the process ends anyway
         with contextlib.suppress(duckdb.Error):
             self.con.close()
@@ -242,12 +248,41 @@ class StoreData:
         counters = [c for c in counters if c in _RATE_SQL]
         if not counters or not ports:
             return [Series(c, [], []) for c in counters]
+        by_name: dict[str, Series] = {c: Series(c, [], []) for c in counters}
+        for cname, t, rate in self._series_rows(ports, counters, t0, t1, by_port=False):
+            by_name[cname].ts.append(t)
+            by_name[cname].observed.append(rate)
+        return [by_name[c] for c in counters]
+
+    def port_series_each(self, ports: list[str], counter: str, t0: datetime | None = None,
+                         t1: datetime | None = None) -> list[Series]:
+        """`counter` of each of `ports` (in that order), in one scan: what port_series_many
+        gives for each port alone (a drill-down's 33 ports took 33 scans)."""
+        if counter not in _RATE_SQL:
+            return [Series(counter, [], []) for _ in ports]
+        by_port: dict[str, Series] = {p: Series(counter, [], []) for p in ports}
+        for _cname, port, t, rate in self._series_rows(ports, [counter], t0, t1, by_port=True):
+            if port in by_port:
+                by_port[port].ts.append(t)
+                by_port[port].observed.append(rate)
+        return [by_port[p] for p in ports]
+
+    def _series_rows(self, ports: list[str], counters: list[str], t0: datetime | None,
+                     t1: datetime | None, by_port: bool) -> list[tuple]:
+        """(counter, [port,] period start, rate) rows: summed over `ports`, or per port (each
+        port aligned on its own sampling period, as when it is read alone)."""
         where, params = _port_filter(ports)
-        if t0 is not None and t1 is not None:
-            where += " AND ts BETWEEN ? AND ?"
+        if not params:
+            return []
+        if t0 is not None and t1 is not None:  # over every device's term, not the last's
+            where = f"({where}) AND ts BETWEEN ? AND ?"
             params += [t0, t1]
         name = "CASE " + " ".join(f"WHEN {_RATE_SQL[c]} THEN '{c}'" for c in counters) + " END"
-        rows = self._rows(f"""
+        # per port: each port's own sampling period; summed: one period for all (the median)
+        key, join = ("device, ifname,", "JOIN b USING (device, ifname)") if by_port else ("", ", b")
+        final = ("SELECT cname, device || ':' || ifname, t, rate FROM per ORDER BY 1, 2, 3"
+                 if by_port else "SELECT cname, t, sum(rate) FROM per GROUP BY ALL ORDER BY 1, 2")
+        return self._rows(f"""
             WITH s AS (
                 SELECT {name} AS cname, device, ifname, metric, qualifier, ts, value
                 FROM samples
@@ -269,18 +304,13 @@ class StoreData:
                     sum(CASE WHEN dv IS NOT NULL AND dt > 0 THEN dv / dt END) AS rate
                 FROM d WHERE dt IS NOT NULL GROUP BY ALL
             ), b AS (  -- ports sample at their own instants: align them on the sampling period
-                SELECT greatest(1, round(median(dt)))::BIGINT AS period FROM r
-            )
-            SELECT cname, t, sum(rate) FROM (
-                SELECT cname, device, ifname, time_bucket(to_seconds(b.period), ts) AS t,
+                SELECT {key} greatest(1, round(median(dt)))::BIGINT AS period
+                FROM r GROUP BY ALL
+            ), per AS (
+                SELECT cname, r.device, r.ifname, time_bucket(to_seconds(b.period), ts) AS t,
                     avg(rate) AS rate
-                FROM r, b GROUP BY ALL)
-            GROUP BY ALL ORDER BY cname, t""", params)
-        by_name: dict[str, Series] = {c: Series(c, [], []) for c in counters}
-        for cname, t, rate in rows:
-            by_name[cname].ts.append(t)
-            by_name[cname].observed.append(rate)
-        return [by_name[c] for c in counters]
+                FROM r {join} GROUP BY ALL)
+            {final}""", params)
 
     # -- entities ---------------------------------------------------------------------------
     def entity_ports(self, kind: str, ident: str) -> list[str]:
@@ -439,8 +469,9 @@ class StoreData:
             return []
         t1 = t0 + timedelta(seconds=window_s)
         layout = self._once("layout", lambda: build_layout(fab, self._capacities()))
-        replayed = self._once("replayed windows", lambda: self._read(
-            lambda cur: [replayed_windows(cur, layout)])[0])
+        replayed = self._once("replayed windows", lambda: replayed_windows(
+            self._replay_table(), layout))
+        self._cache.pop("replay table", None)  # in the arrays now
         w = replayed.starts.get(t0) if replayed and window_s == self.windows()[1] else None
         if w is not None and replayed.covered[w]:  # one replay window: a row of the arrays
             util, down = replayed.util[w], replayed.down[w]
@@ -451,10 +482,11 @@ class StoreData:
         bad_mask = layout.mask(bad)
         maps = []
         for pl in layout.planes:
-            grid, state = pl.spine_cells.draw(util, down, bad_mask)
-            h_grid, h_state = pl.host_cells.draw(util, down, bad_mask)
+            grid, state, codes = pl.spine_cells.draw(util, down, bad_mask)
+            h_grid, h_state, h_codes = pl.host_cells.draw(util, down, bad_mask)
             maps.append(Heatmap(pl.plane, pl.leaves, pl.spines, grid, state, pl.spine_cells.links,
-                                h_grid, h_state, pl.host_cells.links))
+                                h_grid, h_state, pl.host_cells.links,
+                                np.concatenate([codes, h_codes], axis=1)))
         return maps
 
     def _rising(self, t0: datetime, window_s: float) -> set[str]:
@@ -468,6 +500,11 @@ class StoreData:
         if by_window is not None and t0 in by_window:
             return by_window[t0]
         return self.rising_errors(t0, t0 + timedelta(seconds=window_s))
+
+    def errors_cached(self) -> bool:
+        """Whether a window's error check is a lookup now: the one scan of the store's error
+        counters is done (_rising)."""
+        return self._cache.get("rising errors") is not None
 
     def rising_errors(self, t0: datetime, t1: datetime) -> set[str]:
         """Ports whose error counters rose in [t0, t1)."""
@@ -484,6 +521,16 @@ class StoreData:
             SELECT root_id FROM incidents WHERE kind = 'link_degraded'
                 AND (start IS NULL OR start < ?) AND ("end" IS NULL OR "end" >= ?)""", [t1, t0])
         return {p for (root,) in rows for p in root.split("--")}
+
+    def _replay_table(self):
+        return self._once("replay table", lambda: (
+            self._read(lambda cur: [replay_table(cur)]) or [None])[0])
+
+    def warm_fabric(self) -> None:
+        """Read what the fabric screen's first window needs from the replay (its per-port
+        windows and capacities: DuckDB, on its own threads) while the cabling is discovered."""
+        self._capacities()
+        self._replay_table()
 
     def _capacities(self) -> dict[str, float]:
         return self._once("capacities", lambda: {p: c for p, c in self._rows(

@@ -18,8 +18,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 ERROR_COUNTERS = ("rx_errors", "tx_errors", "rx_fcs_errors", "symbol_errors")
+ERROR_SUFFIX = "_errors"  # what every one of ERROR_COUNTERS ends with
+assert all(c.endswith(ERROR_SUFFIX) for c in ERROR_COUNTERS)
 
 
 def natural_key(text: str) -> list:
@@ -42,10 +46,11 @@ class Cells:
     cap: np.ndarray
     links: list[list[str]]  # link id per cell, "" when no cable
 
-    def draw(self, util: np.ndarray, down: np.ndarray, bad: np.ndarray
-             ) -> tuple[list[list[float | None]], list[list[str]]]:
-        """Utilization (max of both ends over capacity, max over parallel cables) and state
-        ("" ok, "down", "degraded", "-" no cable) per cell, from per-port arrays."""
+    def arrays(self, util: np.ndarray, down: np.ndarray, bad: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """Per cell (row * cols + column): utilization (max of both ends over capacity, max
+        over parallel cables; NaN: no data or no cable) and state (STATES' index), from
+        per-port arrays."""
         n = self.rows * self.cols
         with np.errstate(invalid="ignore"):
             u = np.fmax(util[self.a], util[self.b]) / self.cap
@@ -55,12 +60,40 @@ class Cells:
         np.logical_or.at(dn, self.cell, down[self.a] | down[self.b])
         np.logical_or.at(bd, self.cell, bad[self.a] | bad[self.b])
         has[self.cell] = True
-        state = np.where(dn, "down", np.where(bd, "degraded", np.where(has, "", "-")))
-        vals = [None if v == -np.inf else v for v in best.tolist()]
-        states = state.tolist()
+        state = np.where(dn, 1, np.where(bd, 2, np.where(has, 0, 3))).astype(np.int8)
+        return np.where(best == -np.inf, np.nan, best), state
+
+    def draw(self, util: np.ndarray, down: np.ndarray, bad: np.ndarray
+             ) -> tuple[list[list[float | None]], list[list[str]], np.ndarray]:
+        """Utilization and state ("" ok, "down", "degraded", "-" no cable) per cell as rows
+        of lists, and the cells' codes (rows x cols, `cell_codes`), from per-port arrays."""
+        best, state = self.arrays(util, down, bad)
+        vals = [None if v != v else v for v in best.tolist()]  # NaN: None
+        states = [STATES[s] for s in state.tolist()]
         c = self.cols
         return ([vals[r * c:(r + 1) * c] for r in range(self.rows)],
-                [states[r * c:(r + 1) * c] for r in range(self.rows)])
+                [states[r * c:(r + 1) * c] for r in range(self.rows)],
+                cell_codes(best, state).reshape(self.rows, self.cols))
+
+
+STATES = ("", "down", "degraded", "-")  # a cell's state, by its index in the codes
+PCT_CODES = 1001  # codes per state: no data, then 0-999 %
+
+
+def cell_codes(util: np.ndarray, state: np.ndarray) -> np.ndarray:
+    """One int per cell for what it shows: state * PCT_CODES + 1 + the rounded percent (0 for
+    no data), the percent capped at 999 as the cell prints it (two cells showing 25 get one
+    code, hence one colour)."""
+    with np.errstate(invalid="ignore"):
+        pct = np.where(np.isnan(util), -1, np.round(np.minimum(util * 100, 999)))
+    pct = np.where(state == 3, -1, pct)
+    return (state.astype(np.int16) * PCT_CODES + 1 + pct.astype(np.int16)).astype(np.int16)
+
+
+def decode(code: int) -> tuple[float | None, str]:
+    """A cell code's (utilization, rounded as shown; None: no data) and state."""
+    state, pct = divmod(int(code), PCT_CODES)
+    return (None if pct == 0 else (pct - 1) / 100), STATES[state]
 
 
 @dataclass
@@ -162,29 +195,36 @@ class PortWindows:
     covered: np.ndarray  # [windows] bool: the replay has rows in that window
 
 
-def replayed_windows(cur, layout: Layout) -> PortWindows | None:
-    """Every replay window's per-port load and outages in one scan of `expected_ports`
-    (None: no replay). A window start, as `_replayed_state` reads it: the ports' max of tx and
-    rx over the window, down when its up fraction is below 1 at some point."""
-    got = cur.execute("""
+def replay_table(cur) -> pa.Table:
+    """Every replay window's per-port load and outages, one scan of `expected_ports` (a window
+    start, a port, the max of its tx and rx over the window, its least up fraction): what
+    `replayed_windows` indexes; it needs no cabling, so it is read while that is discovered."""
+    return cur.sql("""
         SELECT window_start, port_id,
             max(greatest(coalesce(observed_tx_bytes_per_s, 0),
                          coalesce(observed_rx_bytes_per_s, 0))) AS u,
             min(up_fraction) AS up
-        FROM expected_ports GROUP BY ALL""").fetchnumpy()
-    if len(got["window_start"]) == 0:
+        FROM expected_ports GROUP BY ALL""").to_arrow_table()
+
+
+def replayed_windows(got: pa.Table | None, layout: Layout) -> PortWindows | None:
+    """`replay_table`'s rows as arrays over `layout`'s ports (None: no replay). A port is down
+    in a window when its up fraction is below 1 at some point, as `_replayed_state` reads it."""
+    if got is None or got.num_rows == 0:
         return None
-    starts_raw, w_inv = np.unique(got["window_start"], return_inverse=True)
-    names, p_inv = np.unique(got["port_id"].astype(str), return_inverse=True)
-    known = np.array([layout.index.get(n, -1) for n in names.tolist()], dtype=np.int64)
-    port = known[p_inv]
+    starts_raw, w_inv = np.unique(got.column("window_start").to_numpy(), return_inverse=True)
+    # a hash (Arrow's dictionary encoding), not a sort of 300K port names (np.unique: 0.35 s)
+    ports = pc.dictionary_encode(got.column("port_id").combine_chunks())
+    known = np.array([layout.index.get(n, -1) for n in ports.dictionary.to_pylist()],
+                     dtype=np.int64)
+    port = known[ports.indices.to_numpy()] if len(known) else np.zeros(0, np.int64)
     keep = port >= 0
     shape = (len(starts_raw), len(layout.ports))
     util, down = np.full(shape, np.nan), np.zeros(shape, bool)
     covered = np.zeros(len(starts_raw), bool)
     covered[w_inv] = True
-    util[w_inv[keep], port[keep]] = np.asarray(got["u"], dtype=float)[keep]
-    up = np.asarray(got["up"], dtype=float)[keep]
+    util[w_inv[keep], port[keep]] = got.column("u").to_numpy(zero_copy_only=False)[keep]
+    up = got.column("up").to_numpy(zero_copy_only=False).astype(float)[keep]
     down[w_inv[keep], port[keep]] = ~np.isnan(up) & (up < 1)
     starts = {t: i for i, t in enumerate(starts_raw.astype("datetime64[us]").tolist())}
     return PortWindows(starts, util, down, covered)
@@ -204,8 +244,9 @@ def rising_errors_by_window(cur, windows: list[datetime], window_s: float
     rows = cur.execute(f"""
         SELECT k, device || ':' || ifname FROM (
             SELECT (epoch_us(ts - $t0::TIMESTAMP) // $step) AS k, device, ifname
-            FROM samples
-            WHERE ts >= $t0::TIMESTAMP AND ts < $t1::TIMESTAMP AND counter IN ({listed})
+            FROM samples  -- suffix() first: cheaper than IN alone (22.7M samples: 15-25% less CPU)
+            WHERE ts >= $t0::TIMESTAMP AND ts < $t1::TIMESTAMP
+                AND suffix(counter, '{ERROR_SUFFIX}') AND counter IN ({listed})
             GROUP BY k, device, ifname, metric, qualifier HAVING max(value) > min(value))
         GROUP BY ALL""", {"t0": first, "step": step,
                           "t1": windows[-1] + timedelta(seconds=window_s)}).fetchall()

@@ -21,7 +21,7 @@ from fabtwin.tui.tables import cursor_key
 from fabtwin.units import rate
 
 MIN_SPAN = timedelta(seconds=30)  # zooming in stops here: a few samples still show
-MAX_PEERS = 31  # a 64-port leaf's other uplinks, read in one query per port
+MAX_PEERS = 31  # a 64-port leaf's other uplinks
 
 
 def initial_view(start: datetime, end: datetime | None) -> tuple[datetime, datetime]:
@@ -111,7 +111,7 @@ class DrillScreen(Screen):
         data, counter, ports = self.app.data, self.counter_name, self.own + self.peers
 
         def fetch() -> tuple[tuple[datetime, datetime], list[Series]]:
-            return (t0, t1), [data.port_series_many([p], [counter], t0, t1)[0] for p in ports]
+            return (t0, t1), data.port_series_each(ports, counter, t0, t1)  # one scan
 
         self.run_worker(fetch, thread=True, exclusive=True, group="drill")
 

@@ -9,18 +9,20 @@ import time
 from datetime import datetime
 from functools import lru_cache
 
+import numpy as np
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.coordinate import Coordinate
 from textual.screen import Screen
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 from textual.worker import WorkerState
 
 from fabtwin.tui.actions import bindings
 from fabtwin.tui.bars import KeyBar, TitleBar
 from fabtwin.tui.data import Heatmap
+from fabtwin.tui.fabric_windows import PCT_CODES, decode
+from fabtwin.tui.heatgrid import HeatGrid
 
-PAINT_S_PER_CELL = 0.0002  # how long a heatmap cell takes to paint, about
 ONE_PASS_S = 0.1  # an error check quicker than this is done with the load, in one pass
 # utilization -> background, coolest first
 SCALE = ((0.05, "#1c1c1c"), (0.25, "#005f5f"), (0.5, "#008700"), (0.75, "#afaf00"),
@@ -50,6 +52,12 @@ def _text(look: tuple[str, str]) -> Text:
 def cell(util: float | None, state: str) -> Text:
     """A heatmap cell (shared: a Text is never changed once built)."""
     return _text(cell_look(util, state))
+
+
+@lru_cache(maxsize=4 * PCT_CODES)
+def code_look(code: int) -> tuple[str, str]:
+    """The text and style of a heatmap cell from its code (fabric_windows.cell_codes)."""
+    return cell_look(*decode(code))
 
 
 def legend() -> Text:
@@ -83,20 +91,20 @@ class FabricScreen(Screen):
         self._shown: tuple[datetime | None, bool] = (None, False)  # window drawn, errors checked
         self._checking = False  # an error check is running
         self._one_pass = False  # the error check is quick: load and check at once
-        self._shape: tuple | None = None  # the plane, leaves and spines the columns are for
-        self._looks: list[list[tuple[str, str]]] = []  # the cells drawn, (text, style)
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
         yield Static("loading the fabric...", classes="summary", id="head")
         yield Static("", id="slider")
-        yield DataTable(cursor_type="cell", id="heatmap")
+        yield HeatGrid(code_look, corner="leaf \\ spine", id="heatmap")
         yield Static(legend(), classes="hint", id="legend")
         yield KeyBar(self.SCOPE)
 
     def on_mount(self) -> None:
         self.title = "Fabric"
-        self.query_one(DataTable).focus()
+        grid = self.query_one(HeatGrid)
+        grid.cell_id = lambda at: (self._entity_at(at) or ("", ""))[1]  # what `y` copies
+        grid.focus()
         data = self.app.data
 
         def prepare():
@@ -133,12 +141,9 @@ class FabricScreen(Screen):
             self.plane = found[0]
         self.draw()
         if found is not None:
-            self.query_one(DataTable).cursor_coordinate = Coordinate(*found[1:])
+            self.query_one(HeatGrid).cursor_coordinate = Coordinate(*found[1:])
         # once the heatmap is painted: the scan keeps the cores busy and the paint would wait
-        # (a 2,000-cell plane takes a quarter of a second to paint)
-        hm = maps[self.plane % len(maps)] if maps else None
-        cells = len(hm.leaves) * len(hm.spines) if hm else 0
-        self.set_timer(min(0.5, cells * PAINT_S_PER_CELL), self._check_errors)
+        self.call_after_refresh(self._check_errors)
 
     def go_to(self, when: datetime, link: str | None = None) -> None:
         """Show the window that holds `when`; `link` (a link id): on its plane, the cursor
@@ -165,7 +170,8 @@ class FabricScreen(Screen):
             return
         t0, w = self.windows[self.index], self.window_s
         self.query_one("#head", Static).update(f"window {t0:%Y-%m-%d %H:%M:%S} + {w:g} s ...")
-        errors = self._one_pass and self.is_current  # the check proved quick: in one pass
+        # the check is a lookup (the store's scan is done) or proved quick: in one pass
+        errors = (self._one_pass or data.errors_cached()) and self.is_current
         self.run_worker(lambda: (t0, data.heatmaps(t0, w, errors=errors), errors), thread=True,
                         exclusive=True, group="heatmap")
 
@@ -200,48 +206,26 @@ class FabricScreen(Screen):
         self.run_worker(check, thread=True, group="errors")
 
     def draw(self) -> None:
-        table = self.query_one(DataTable)
+        grid = self.query_one(HeatGrid)
         if not self.maps:
-            table.clear(columns=True)
+            grid.set_grid([], [], np.zeros((0, 0), dtype=np.int16), None)
             self.query_one("#head", Static).update("No leaf-spine links in this fabric.")
             return
         self.plane %= len(self.maps)
         hm = self.maps[self.plane]
         t0 = self.windows[self.index]
-        shape = (hm.plane, hm.leaves, hm.spines, hm.host_cols)
-        if shape != self._shape:  # another plane or fabric: new columns
-            table.clear(columns=True)
-            table.add_column("leaf \\ spine", key="leaf")
-            for s in hm.spines:
-                table.add_column(s.rsplit("-", 1)[-1], key=s)
-            for k in range(hm.host_cols):  # the leaf's host ports, in port order
-                table.add_column(f"h{k + 1}", key=f"host {k}")
-            self._shape = shape
-            self._looks = []
-        looks = [[cell_look(hm.util[r][k], hm.state[r][k]) for k in range(len(hm.spines))]
-                 + [cell_look(hm.host_util[r][k], hm.host_state[r][k])
-                    for k in range(hm.host_cols)] for r in range(len(hm.leaves))]
-        if self._looks:  # the same rows and columns: change only the cells that changed (a
-            # window step changes a few; rebuilding 6,000 cells took most of a step)
-            for r, (old, new) in enumerate(zip(self._looks, looks, strict=True)):
-                for k, (a, b) in enumerate(zip(old, new, strict=True)):
-                    if a != b:
-                        table.update_cell_at(Coordinate(r, k + 1), _text(b))
-        else:
-            for leaf, row in zip(hm.leaves, looks, strict=True):
-                table.add_row(leaf, *map(_text, row), key=leaf)
-        self._looks = looks
-        states = [s for grid in (hm.state, hm.host_state) for row in grid for s in row]
-        n_down, n_bad = states.count("down"), states.count("degraded")
-        busiest = max((u for grid in (hm.util, hm.host_util) for row in grid for u in row
-                       if u is not None), default=None)
+        columns = [s.rsplit("-", 1)[-1] for s in hm.spines] + \
+            [f"h{k + 1}" for k in range(hm.host_cols)]  # the leaf's host ports, in port order
+        grid.set_grid(hm.leaves, columns, hm.codes, (t0, self._shown[1], hm.plane))
+        states, pct = np.divmod(hm.codes, PCT_CODES)
+        n_down, n_bad = int((states == 1).sum()), int((states == 2).sum())
+        busiest = int(pct.max()) - 1 if pct.size else -1  # 0: no data
         bad = f"{n_bad} degraded" if self._shown[1] else "degraded: checking errors..."
         self.query_one("#head", Static).update(
             f"plane {hm.plane} ({self.plane + 1} of {len(self.maps)}, p: next)   "
             f"window {t0:%Y-%m-%d %H:%M:%S} + {self.window_s:g} s "
             f"({self.index + 1}/{len(self.windows)})   "
-            f"{n_down} down, {bad}, busiest "
-            + (f"{busiest * 100:.0f}%" if busiest is not None else "-"))
+            f"{n_down} down, {bad}, busiest " + (f"{busiest}%" if busiest >= 0 else "-"))
         self._draw_slider()
 
     def _draw_slider(self) -> None:
@@ -269,23 +253,28 @@ class FabricScreen(Screen):
             self.draw()
 
     def action_open_link(self) -> None:
-        table = self.query_one(DataTable)
-        if table.row_count:
-            self._open(table.cursor_coordinate)
+        grid = self.query_one(HeatGrid)
+        if grid.row_count:
+            self._open(grid.cursor_coordinate)
 
-    def on_data_table_cell_selected(self, event: DataTable.CellSelected) -> None:
+    def on_line_grid_selected(self, event: HeatGrid.Selected) -> None:
         self._open(event.coordinate)
 
-    def _open(self, coord) -> None:
+    def _open(self, coord: Coordinate) -> None:
+        found = self._entity_at(coord)
+        if found is not None:
+            self.app.open_entity(*found, self.windows[self.index])
+
+    def _entity_at(self, coord: Coordinate) -> tuple[str, str] | None:
+        """What the cell at `coord` shows: ("device", leaf) in column 0, else ("link", id);
+        None for no cable."""
         if not self.maps:
-            return
+            return None
         hm = self.maps[self.plane]
         r, k = coord.row, coord.column - 1
-        if 0 <= r < len(hm.leaves):
-            when = self.windows[self.index]
-            if k < 0:
-                self.app.open_entity("device", hm.leaves[r], when)
-            elif k < len(hm.spines) and hm.links[r][k]:
-                self.app.open_entity("link", hm.links[r][k], when)
-            elif k >= len(hm.spines) and hm.host_links[r][k - len(hm.spines)]:
-                self.app.open_entity("link", hm.host_links[r][k - len(hm.spines)], when)
+        if not 0 <= r < len(hm.leaves):
+            return None
+        if k < 0:
+            return "device", hm.leaves[r]
+        link = hm.links[r][k] if k < len(hm.spines) else hm.host_links[r][k - len(hm.spines)]
+        return ("link", link) if link else None

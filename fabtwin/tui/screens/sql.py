@@ -17,7 +17,7 @@ from collectors.store.query import QueryRefused
 from fabtwin.tui import history
 from fabtwin.tui.actions import bindings
 from fabtwin.tui.bars import KeyBar, TitleBar
-from fabtwin.tui.results import PAGE, ResultsGrid
+from fabtwin.tui.resultview import PAGE, ResultsGrid
 from fabtwin.tui.schema import SchemaTree, offset_of, statement_at
 from fabtwin.tui.sqlrun import export, start_query
 
