@@ -60,3 +60,15 @@ def test_impact_and_tui_count_a_job_once_and_not_after_its_end(tmp_path):
     starts = [r[1] for r in data.events(kind="job_start")]
     assert sorted(starts) == ["4242", "4243", "4250"]
     assert [r[0] for r in data.jobs_of(["gpu-node-0001"])] == ["4242"]
+
+
+def test_the_tui_reads_a_store_made_before_job_spans(tmp_path):
+    """A store from before the view (opened read-only by the TUI, which cannot add it) still
+    lists its events and jobs, from `jobs`."""
+    from fabtwin.tui.data import StoreData
+
+    with _store(tmp_path, {"jobs/sacct.txt": SACCT}) as store:
+        store.con.execute("DROP VIEW job_spans")
+    data = StoreData(tmp_path / "s.duckdb")
+    assert sorted(r[1] for r in data.events(kind="job_start")) == ["4242", "4243"]
+    assert [r[0] for r in data.jobs_of(["gpu-node-0001"])] == ["4242"]

@@ -12,7 +12,7 @@ import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import duckdb
@@ -26,6 +26,7 @@ from fabtwin.tui.fabric_windows import (
     replayed_windows,
     rising_errors_by_window,
 )
+from fabtwin.tui.records import json_or_none, wjh_fields, wjh_record
 from replay.rates import rates_sql
 from replay.stored import StoredIncident as Incident  # noqa: F401 - the screens' name
 from replay.stored import load_evidence, load_incidents
@@ -156,6 +157,13 @@ class StoreData:
         finally:
             cur.close()
 
+    def _jobs(self) -> str:
+        """`job_spans` (one row per job), or `jobs` in a store made before that view existed:
+        the TUI opens stores read-only, so it cannot add the view, and a missing view must not
+        empty the events screen."""
+        return self._once("jobs_relation", lambda: "job_spans" if self._rows(
+            "SELECT 1 FROM duckdb_views() WHERE view_name = 'job_spans' LIMIT 1") else "jobs")
+
     # -- overview ---------------------------------------------------------------------------
     def time_range(self) -> tuple[datetime | None, datetime | None]:
         def first_last():
@@ -197,8 +205,8 @@ class StoreData:
                           "created FROM check_findings ORDER BY seq")
         out = []
         for seq, check, severity, entities, summary, evidence, created in rows:
-            ids = _json(entities)
-            ev = _json(evidence)
+            ids = json_or_none(entities)
+            ev = json_or_none(evidence)
             out.append(Finding(seq, check, severity,
                                [str(e) for e in ids] if isinstance(ids, list) else [],
                                summary or "", ev if isinstance(ev, dict) else {}, created))
@@ -351,7 +359,7 @@ class StoreData:
         if not hosts:
             return []
         return self._rows(f"""
-            SELECT DISTINCT j.job_id, j.tenant, j.start, j."end", j.state FROM job_spans j
+            SELECT DISTINCT j.job_id, j.tenant, j.start, j."end", j.state FROM {self._jobs()} j
             JOIN job_hosts h USING (job_id) WHERE h.host IN ({", ".join("?" * len(hosts))})
             ORDER BY j.start""", list(hosts))
 
@@ -378,13 +386,14 @@ class StoreData:
     # -- events -----------------------------------------------------------------------------
     def events(self, device: str = "", kind: str = "", limit: int = 5000) -> list[tuple]:
         """(ts, device, ifname, kind, message): events plus job starts and ends, newest last."""
+        jobs = self._jobs()
         rows = self._rows(f"""
             SELECT * FROM (
                 SELECT ts, device, ifname, kind, message FROM events
                 UNION ALL SELECT start, job_id, '', 'job_start',
-                    coalesce(tenant, '') || ' ' || coalesce(nodelist, '') FROM job_spans
+                    coalesce(tenant, '') || ' ' || coalesce(nodelist, '') FROM {jobs}
                     WHERE start IS NOT NULL
-                UNION ALL SELECT "end", job_id, '', 'job_end', coalesce(state, '') FROM job_spans
+                UNION ALL SELECT "end", job_id, '', 'job_end', coalesce(state, '') FROM {jobs}
                     WHERE "end" IS NOT NULL)
             WHERE (? = '' OR device ILIKE '%' || ? || '%') AND (? = '' OR kind = ?)
             ORDER BY ts LIMIT {int(limit)}""", [device, device, kind, kind])
@@ -612,7 +621,7 @@ class StoreData:
                           f"LIMIT {DROP_SCAN}", devices)
         out = []
         for ts, dev, ifname, message in rows:
-            rec = _record(message)
+            rec = wjh_record(message)
             named = [f"{dev}:{ifname}"] + [f"{dev}:{rec[k]}" for k in ("IngressPort", "EgressPort")
                                            if isinstance(rec.get(k), str) and rec[k]]
             port = next((p for p in named if p in wanted), None)
@@ -646,39 +655,6 @@ class StoreData:
             if key not in self._cache:
                 self._cache[key] = compute()
             return self._cache[key]
-
-
-def _json(text: str | None) -> object:
-    """`text` decoded as JSON; None for text that is not JSON."""
-    try:
-        return json.loads(text or "")
-    except ValueError:
-        return None
-
-
-def _record(message: str | None) -> dict:
-    """A drop event's JSON record; {} for a message that is not one."""
-    rec = _json(message)
-    return rec if isinstance(rec, dict) else {}
-
-
-def wjh_fields(message: str | None) -> tuple[str, str, float | None, datetime | None,
-                                            datetime | None]:
-    """(reason, severity, aggregate count, first, last) of a WJH drop event's JSON record
-    (Cumulus/NetQ keys: Reason, Severity, AggCount, FirstTimestamp, EndTimestamp in epoch s)."""
-    rec = _record(message)
-    if not rec:  # a drop line that is not a record: its text as the reason
-        return (message or "", "", None, None, None)
-
-    def when(key: str) -> datetime | None:
-        v = rec.get(key)
-        return datetime.fromtimestamp(v, UTC).replace(tzinfo=None) \
-            if isinstance(v, int | float) and v > 0 else None
-
-    count = rec.get("AggCount")
-    return (str(rec.get("Reason") or rec.get("ReasonId") or ""), str(rec.get("Severity") or ""),
-            float(count) if isinstance(count, int | float) else None,
-            when("FirstTimestamp"), when("EndTimestamp"))
 
 
 def _floor(t: datetime, step: int) -> datetime:
