@@ -305,24 +305,15 @@ def windowed_rates(inc: Incidence, capacity_bps: np.ndarray, rates: np.ndarray,
         pkt_s = np.where(capacity_bps > 0, transport.packet_bytes * 8 / capacity_bps, 0.0)
     if max_delay_s is None:
         max_delay_s = transport.queue_packets * pkt_s
-    # the bisection evaluates the queues a dozen times per event: only the links whose delay
-    # depends on the load (queued, live, not held full) are computed each time, the others'
-    # delay is fixed (a full link's bound, zero elsewhere; the same values the whole-vector
-    # formula gives them)
-    full_q = queued if full is None else queued & ~full
-    varies = np.flatnonzero(full_q & (capacity_bps > 0))
-    fixed = np.where(queued, np.minimum(0.0, max_delay_s), 0.0)
-    if full is not None:
-        fixed = np.where(queued & full, max_delay_s, fixed)
-    cap_v, pkt_v, most_v = capacity_bps[varies], pkt_s[varies], max_delay_s[varies]
 
     def link_delay(r: np.ndarray) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
-            rho = inc.link_load(r)[varies] * 8 / cap_v
-            q_s = md1_packets(rho) * pkt_v
-        out = fixed.copy()
-        out[varies] = np.minimum(np.nan_to_num(q_s, nan=np.inf), most_v)
-        return out
+            rho = np.where(capacity_bps > 0, inc.link_load(r) * 8 / capacity_bps, 0.0)
+            q_s = md1_packets(rho) * pkt_s
+        q_s = np.minimum(np.nan_to_num(q_s, nan=np.inf), max_delay_s)
+        if full is not None:
+            q_s = np.where(full, max_delay_s, q_s)
+        return np.where(queued, q_s, 0.0)
 
     def cap_and_delay(r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         delay = path_latency(inc, link_delay(r))
