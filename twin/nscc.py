@@ -123,6 +123,12 @@ class _Incasts:
         self.avg, self.inc, self.recv, self.ach = (np.zeros(n) for _ in range(4))
         self.last_adj, self.last_dec, self.qa_end = (np.zeros(n) for _ in range(3))
         self.trig = np.zeros(n, bool)
+        # per-step constants, computed once (the step loop runs a thousand times or more)
+        self.drain = self.cg * p.step_s  # bytes each port sends per step
+        self.mark_span = np.maximum(self.kmax - self.kmin, 1.0)
+        self.keep_base = 1 - p.delay_alpha
+        self.rtt_quarter = self.rtt * 0.25
+        self.qa_cap = self.maxw / 2**p.qa_gate
 
     def shares(self) -> np.ndarray:
         """Bytes each flow delivered until its incast's first completion (one step per
@@ -131,14 +137,21 @@ class _Incasts:
         first_done = np.full(n_g, np.inf)
         share = np.zeros(len(g))
         t = 0.0
-        while np.isfinite(first_done).sum() < n_g and t < self.p.horizon_s:
-            act = (self.rem > 0) & ~np.isfinite(first_done[g])
+        open_g = np.ones(n_g, bool)  # incasts with no completion yet (first_done infinite)
+        n_done = 0
+        while n_done < n_g and t < self.p.horizon_s:
+            act = (self.rem > 0) & open_g[g]
             d = (self.q / self.cg)[g]  # the incast's queueing delay
             tr, n_ack, n_marked = self.network(act, d)
             self.window(t, act, d, tr, n_ack, n_marked)
             t += self.p.step_s
-            new = (np.bincount(g, weights=act & (self.rem <= 0), minlength=n_g) > 0) & ~np.isfinite(first_done)
+            fin = act & (self.rem <= 0)
+            if not fin.any():  # most steps: no flow completes
+                continue
+            new = (np.bincount(g, weights=fin, minlength=n_g) > 0) & open_g
             first_done[new] = t
+            open_g &= ~new
+            n_done += int(new.sum())
             share[new[g]] = self.sent[new[g]]
         open_ = ~np.isfinite(first_done)[g]  # past the horizon: the shares so far
         share[open_] = self.sent[open_]
@@ -152,9 +165,9 @@ class _Incasts:
         a = np.where(act, np.minimum(self.cwnd / (self.rtt + d), self.c) * self.p.step_s, 0.0)
         a = np.minimum(a, self.rem)
         tot = np.bincount(g, weights=a, minlength=self.n_g)
-        q2 = self.q + tot - self.cg * self.p.step_s
+        q2 = self.q + tot - self.drain
         trimmed = np.maximum(q2 - self.b, 0.0)
-        self.q = np.clip(q2, 0.0, self.b)
+        self.q = _clip(q2, 0.0, self.b)
         p_trim = np.divide(trimmed, tot, out=np.zeros(self.n_g), where=tot > 0)[g]
         tr = np.minimum(rng.binomial(_packets(a / mss, rng), p_trim) * mss, a)
         good = a - tr
@@ -162,7 +175,7 @@ class _Incasts:
         self.sent += good
         self.ach += good
         self.recv += good
-        pm = np.clip((self.q - self.kmin) / np.maximum(self.kmax - self.kmin, 1.0), 0.0, 1.0)[g]
+        pm = _clip((self.q - self.kmin) / self.mark_span, 0.0, 1.0)[g]
         n_ack = _packets(good / mss, rng)
         return tr, n_ack, rng.binomial(n_ack, pm)
 
@@ -173,13 +186,13 @@ class _Incasts:
         p, mss, target = self.p, self.mss, self.target
         marked = n_marked > 0
         unmarked = (n_ack - n_marked) * mss  # bytes the ACKs acknowledge unmarked
-        keep = (1 - p.delay_alpha) ** n_ack
-        sample = np.where((d > target) & ~marked, self.rtt * 0.25, d)  # update_delay's rule
+        keep = self.keep_base ** n_ack
+        sample = np.where((d > target) & ~marked, self.rtt_quarter, d)  # update_delay's rule
         self.avg = keep * self.avg + (1 - keep) * sample
         # quick_adapt: once per base RTT + target, after a trim, to what was achieved
         self.trig |= tr > 0
         due = act & (t > self.qa_end)
-        fire = due & (self.qa_end > 0) & (self.trig | (d > 4 * target)) & (self.ach < self.maxw / 2**p.qa_gate)
+        fire = due & (self.qa_end > 0) & (self.trig | (d > 4 * target)) & (self.ach < self.qa_cap)
         cwnd = np.where(fire, np.maximum(self.ach, mss), np.maximum(self.cwnd - tr, mss))
         self.inc = np.where(fire, 0.0, self.inc)
         self.recv = np.where(fire, 0.0, self.recv)
@@ -191,7 +204,7 @@ class _Incasts:
                              np.where(up, self.alpha * unmarked * np.maximum(target - d, 0.0), 0.0))
         md = up & marked & (d >= target) & (self.avg > target) & (t - self.last_dec > self.rtt)
         factor = np.maximum(1 - p.gamma * (self.avg - target) / np.maximum(self.avg, 1e-15), 0.5)
-        cwnd = np.clip(np.where(md, cwnd * factor, cwnd), mss, self.maxw)
+        cwnd = _clip(np.where(md, cwnd * factor, cwnd), mss, self.maxw)
         self.last_dec = np.where(md, t, self.last_dec)
         adj = act & ((self.recv > 8 * mss) | (t - self.last_adj > self.net_rtt))
         cwnd = np.where(adj, cwnd + self.inc / cwnd, cwnd)
@@ -200,7 +213,7 @@ class _Incasts:
         self.last_adj = np.where(period, t, self.last_adj)
         self.inc = np.where(adj, 0.0, self.inc)
         self.recv = np.where(adj, 0.0, self.recv)
-        self.cwnd = np.clip(cwnd, mss, self.maxw)
+        self.cwnd = _clip(cwnd, mss, self.maxw)
 
 
 def flow_weights(src: np.ndarray, dst: np.ndarray, start: np.ndarray, size_bytes: np.ndarray,
@@ -220,6 +233,12 @@ def flow_weights(src: np.ndarray, dst: np.ndarray, start: np.ndarray, size_bytes
     port = np.asarray(receiver_bps, float)[first]
     return incast_weights(groups, size_bytes, rtt_s, port, packet_bytes,
                           np.full(len(first), queue_packets * packet_bytes), seed)
+
+
+def _clip(x: np.ndarray, lo: float | np.ndarray, hi: float | np.ndarray) -> np.ndarray:
+    """`np.clip` as two ufuncs, without its Python wrapper (four calls a step; the same values:
+    no NaN or signed zero reaches it here)."""
+    return np.minimum(np.maximum(x, lo), hi)
 
 
 def _packets(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:

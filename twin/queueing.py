@@ -38,7 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from twin.dcqcn import DcqcnParams
-from twin.maxmin import Incidence
+from twin.maxmin import Incidence, _gather
 
 MTU = 4096
 
@@ -250,7 +250,11 @@ def _explicit(inc: Incidence, active: np.ndarray, weighted: bool = False) -> sp.
 def standalone_rates(inc: Incidence, capacity_bps: np.ndarray) -> np.ndarray:
     """What each flow would get alone on the fabric: min over its links of capacity / share
     (its NIC line rate on a healthy non-blocking fabric). The offered load PFC reasons with."""
-    a = _explicit(inc, np.ones(inc.n_flows, dtype=bool), weighted=True).tocsc()
+    # the incidence's own explicit form (built once per incidence, and reused by the engine's
+    # slowest-path rule): every flow counts, weights kept; its min over entries is the same
+    # whatever the order of the entries
+    a = inc.explicit().tocsc()
+    a.eliminate_zeros()
     out = np.full(inc.n_flows, np.inf)
     nonempty = np.diff(a.indptr) > 0
     if a.nnz:
@@ -354,11 +358,16 @@ def worst_path_delay(explicit_csc: sp.csc_matrix, flows: np.ndarray, link_delay_
     packets leave over all its paths and it completes when the slowest delivers. Taken as the
     sum over hops (positions) of the worst link the flow loads at that hop (links x flows
     incidence `explicit_csc`); a single-path flow's is its path's delay."""
-    sub = explicit_csc[:, flows]
-    counts = np.diff(sub.indptr)
+    hot = ~(link_delay_s <= 0)  # a NaN delay is kept, as a scatter of it would keep it
+    if not hot.any():  # no queue on any path (a healthy fabric): nothing to take the max of
+        return np.zeros(len(flows))
+    # the flows' columns read off indptr (scipy's column indexing builds a matrix per call)
+    rows, vals, counts = _gather(explicit_csc, flows)
     col = np.repeat(np.arange(len(flows)), counts)
-    rows = sub.indices[sub.data > 0]
-    col = col[sub.data > 0]
+    # the maximum starts at zero: links without a positive delay change nothing
+    keep = (vals > 0) & hot[rows]
+    rows = rows[keep]
+    col = col[keep]
     n_pos = int(link_pos.max(initial=0)) + 1
     worst = np.zeros(len(flows) * n_pos)
     np.maximum.at(worst, col * n_pos + link_pos[rows], link_delay_s[rows])
