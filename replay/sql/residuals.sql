@@ -27,6 +27,10 @@ WITH r AS (
 SELECT device || ':' || ifname AS port, device, w,
     sum(o) FILTER (WHERE NOT reset) AS secs, bool_or(reset) AS reset, count(*) AS samples,
     median(interval_s) AS sample_s,
+    -- the quantum of the port's timestamps (a scrape stamped in ms, `date -Iseconds` in s): a
+    -- boundary interpolated between reads can be off by that much of the port's traffic
+    CASE WHEN bool_and(epoch_us(ts) % 1000000 = 0) THEN 1.0
+         WHEN bool_and(epoch_us(ts) % 1000 = 0) THEN 1e-3 ELSE 1e-6 END AS quantum_s,
     sum(tx_bytes_per_s * o) FILTER (WHERE NOT reset) AS tx_bytes,
     sum(rx_bytes_per_s * o) FILTER (WHERE NOT reset) AS rx_bytes,
     sum(tx_packets_per_s * o) FILTER (WHERE NOT reset) AS tx_packets,
@@ -37,15 +41,40 @@ SELECT device || ':' || ifname AS port, device, w,
 FROM split WHERE o > 0
 GROUP BY ALL;
 
+-- per port and window boundary b (at b x {window_s} s): the lowest and highest sent rate of the
+-- port's sample intervals within one sample interval of the boundary. Ends that read a few
+-- seconds apart (clock skew, polling phase, an exporter's cache) count what passed between
+-- their reads at one end only: at most that offset (bounded by the sample interval) times the
+-- rate there, which cancels over a window unless the rate at its two boundaries differs.
+-- name: port_edges
+CREATE OR REPLACE TEMP TABLE _resid_edges AS
+WITH r AS (
+    SELECT device || ':' || ifname AS port, interval_s,
+        epoch_us(ts - $t_from) / 1e6 AS t1, epoch_us(ts - $t_from) / 1e6 - interval_s AS t0,
+        tx_packets_per_s, tx_bytes_per_s
+    FROM port_rates
+    WHERE ts > $t_from AND ts - to_microseconds(CAST(interval_s * 1e6 AS BIGINT)) < $t_to
+        AND interval_s > 0 AND NOT coalesce(reset, false)
+), s AS (SELECT port, median(interval_s) AS s FROM r GROUP BY port)
+SELECT port, b, min(tx_packets_per_s) AS lo_packets, max(tx_packets_per_s) AS hi_packets,
+    min(tx_bytes_per_s) AS lo_bytes, max(tx_bytes_per_s) AS hi_bytes
+FROM r JOIN s USING (port),
+    unnest(range(greatest(0, ceil((t0 - s) / {window_s}))::BIGINT,
+                 least({n_win}, floor((t1 + s) / {window_s}))::BIGINT + 1)) AS u(b)
+GROUP BY ALL;
+
 -- per link, direction and window: the sender's tx against the receiver's rx. The deficit is on
 -- packets where both ends count them (bytes differ between vendors by what they count of a
 -- frame's header and FCS; a packet is a packet), else on bytes. `sample_s`: the coarser end's
 -- sampling interval (the noise of a window's two averages grows with it). `rate_change`: how
--- much the sent rate moved across the window, as a share of the window's: a step (the window
--- after against the window before) or a transient (the window against both): two devices'
--- counters stamped a few seconds apart (skew, an exporter's cache) disagree over a window by
--- that offset times the change. `granularity`: the relative
--- deficit that whole-packet counters read at each sample could show on their own.
+-- much the sent rate differs between the window's two boundaries, as a share of the window's:
+-- the highest rate near one boundary against the lowest near the other (`_resid_edges`, the
+-- sender's sample intervals within a sample interval of each); two devices' counters read
+-- up to a sample interval apart (skew, polling phase, an exporter's cache) disagree over a
+-- window by at most that offset times this change. `granularity`: the relative deficit the
+-- counters' resolution alone could show: one whole packet per read at each end, and one
+-- timestamp quantum of traffic per end (`quantum_s`: a boundary interpolated between reads
+-- stamped in ms or in s is off by up to that much).
 -- name: link_residuals
 INSERT INTO link_residuals
 WITH dirs AS (
@@ -69,14 +98,17 @@ j AS (
         g.rx_port IN (SELECT port FROM seen) AS rx_seen,
         least((SELECT bytes_per_s FROM speed WHERE port = g.tx_port),
               (SELECT bytes_per_s FROM speed WHERE port = g.rx_port)) AS line_rate,
-        greatest(abs(nxt - prv), abs(2 * cur - prv - nxt)) / nullif(cur, 0) AS rate_change
+        s.quantum_s + r.quantum_s AS quantum_s,
+        greatest(e1_hi - e0_lo, e0_hi - e1_lo, 0) / nullif(cur, 0) AS rate_change
     FROM (SELECT g.*, coalesce(s.tx_packets / s.secs, s.tx_bytes / s.secs) AS cur,
-                 coalesce(sp.tx_packets / sp.secs, sp.tx_bytes / sp.secs) AS prv,
-                 coalesce(sn.tx_packets / sn.secs, sn.tx_bytes / sn.secs) AS nxt
+                 coalesce(e0.lo_packets, e0.lo_bytes) AS e0_lo,
+                 coalesce(e0.hi_packets, e0.hi_bytes) AS e0_hi,
+                 coalesce(e1.lo_packets, e1.lo_bytes) AS e1_lo,
+                 coalesce(e1.hi_packets, e1.hi_bytes) AS e1_hi
           FROM grid g
           LEFT JOIN _resid_ports s ON s.port = g.tx_port AND s.w = g.w
-          LEFT JOIN _resid_ports sp ON sp.port = g.tx_port AND sp.w = g.w - 1
-          LEFT JOIN _resid_ports sn ON sn.port = g.tx_port AND sn.w = g.w + 1) g
+          LEFT JOIN _resid_edges e0 ON e0.port = g.tx_port AND e0.b = g.w
+          LEFT JOIN _resid_edges e1 ON e1.port = g.tx_port AND e1.b = g.w + 1) g
     LEFT JOIN _resid_ports s ON s.port = g.tx_port AND s.w = g.w
     LEFT JOIN _resid_ports r ON r.port = g.rx_port AND r.w = g.w
     WHERE g.tx_port IN (SELECT port FROM seen) OR g.rx_port IN (SELECT port FROM seen)
@@ -94,8 +126,9 @@ SELECT $t0 + to_microseconds(CAST(round(w * $window_us) AS BIGINT)) AS window_st
     CASE basis WHEN 'packets' THEN (sent_packets - recv_packets) / nullif(sent_packets, 0)
                WHEN 'bytes' THEN (sent_bytes - recv_bytes) / nullif(sent_bytes, 0) END AS deficit_ratio,
     basis, sample_s, rate_change,
-    CASE WHEN basis = 'packets' AND sent_packets > 0
-         THEN samples / (sent_packets * least(s_secs, r_secs)) END AS granularity,
+    CASE WHEN coalesce(sent_packets, sent_bytes) > 0
+         THEN (CASE WHEN basis = 'packets' THEN samples / sent_packets ELSE 0 END + quantum_s)
+              / least(s_secs, r_secs) END AS granularity,
     errors / least(s_secs, r_secs) AS errors_per_s, sender_pause AS sender_pause_per_s,
     CASE WHEN NOT tx_seen THEN 'sender_silent'
          WHEN NOT rx_seen THEN 'receiver_silent'

@@ -63,11 +63,11 @@ CREATE TABLE IF NOT EXISTS incident_evidence (
 -- expected_ports). Per link and direction: what the sending port counted out against what the
 -- receiving port counted in, per second; deficit_ratio = (sent - received) / sent, on packets
 -- where both ends count them (`basis`), else bytes. sample_s: the coarser end's sampling
--- interval; rate_change: max(|after - before|, |2 x window - before - after|) / window, of the
--- sent rates of the window and its neighbours (a step or a transient in traffic makes ends
--- stamped apart disagree); granularity: the share whole-packet
--- counters explain; errors_per_s: the receiver's errors and both ends' discards;
--- sender_pause_per_s: pause frames the sender sent (a NIC may count them as packets it sent,
+-- interval; rate_change: the sent rate's change between the window's boundaries (the highest
+-- sample-interval rate near one against the lowest near the other) / the window's rate (ends
+-- read apart disagree by at most that offset times it); granularity: the share the counters'
+-- resolution explains (a packet per read, a timestamp quantum of traffic per end);
+-- errors_per_s: the receiver's errors and both ends' discards; sender_pause_per_s: pause frames the sender sent (a NIC may count them as packets it sent,
 -- a switch's unicast counter never as packets received).
 -- status: ok | idle (nothing, or under 1% of the line rate, sent) | impossible (frames under 60
 -- bytes on average: a packet counter's clear read as a wrap) | reset (a counter reset or clear
