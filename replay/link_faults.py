@@ -60,11 +60,14 @@ def find_silent_loss(con: duckdb.DuckDBPyConnection) -> list[Incident]:
     floors = noise_floors(con)
     if not floors:
         return []
-    rows = _rows(con, """
+    # a store whose residuals predate `edge_s` (read-only: not recomputed) trusts no edge window
+    has = {d[0] for d in con.execute("SELECT * FROM link_residuals LIMIT 0").description}
+    edge = "edge_s" if "edge_s" in has else "NULL AS edge_s"
+    rows = _rows(con, f"""
         SELECT window_start, window_end, link_id, tx_port, rx_port, sent_packets_per_s,
                received_packets_per_s, sent_bytes_per_s, received_bytes_per_s, deficit_ratio,
                deficit_packets_per_s, basis, sample_s, rate_change, granularity, errors_per_s,
-               sender_pause_per_s, status
+               sender_pause_per_s, status, {edge}
         FROM link_residuals ORDER BY link_id, tx_port, window_start""")
     by_dir: dict[tuple[str, str], list[dict]] = {}
     for r in rows:
@@ -120,12 +123,15 @@ def _runs(series: list[dict], floors: dict[int | None, NoiseFloor]):
     counter is interpolated linearly inside the interval), a deficit in one window and a surplus
     in the next that cancel; lost packets never come back. A window that is not computable
     ends a run, and so does a window next to the edge of what both ends counted (the first
-    and last windows, or one beside a window that is not computable: partial, reset): there
-    ends whose clocks are skewed count different spans of a traffic that starts or stops."""
+    and last windows, or one beside a window that is not computable: partial, reset) unless
+    it lies a sample interval or more inside both ends' reads (`edge_s`): ends whose clocks are
+    skewed count different spans of a traffic that starts or stops, and a step before a port's
+    first read (or after its last) is one no sample of it shows."""
     run: list[tuple[int, float]] = []
     good = [r["status"] in ("ok", "idle") for r in series]
     for k, r in enumerate([*series, None]):
-        inside = 0 < k < len(series) - 1 and good[k - 1] and good[k + 1]
+        inside = r is not None and ((0 < k < len(series) - 1 and good[k - 1] and good[k + 1])
+                                    or (r.get("edge_s") or 0.0) >= (r["sample_s"] or math.inf))
         z = _z(r, floors) if r is not None and inside else None
         if z is not None and z > Z_RUN:
             run.append((k, z))
@@ -171,11 +177,11 @@ def _beyond_floor(run: list[dict], floors: dict[int | None, NoiseFloor]) -> tupl
 
 
 def loss_score(deficit: float, floor: float) -> float:
-    """A silent loss's score from how far its deficit stands beyond the floor it cleared: 0.5
-    at twice the floor, 0.9 at 20 times it or more (a deficit just past the floor, what a
-    healthy bundle's worst window could reach, stays under 0.5)."""
-    ratio = deficit / max(floor, 1e-12)
-    return float(min(0.9, max(0.3, 0.5 + 0.4 * math.log10(max(ratio, 1e-12) / 2))))
+    """A silent loss's score from how far its deficit stands beyond the floor it cleared (the
+    floor holds Z_REAL sigma of noise already): under 0.5 just past it, where a healthy
+    bundle's worst window could reach, 0.5 a quarter beyond it, 0.9 at 10 times it or more."""
+    ratio = max(deficit / max(floor, 1e-12), 1e-12)
+    return float(min(0.9, max(0.3, 0.5 + 0.4 * math.log(ratio / 1.25) / math.log(8.0))))
 
 
 def _loss_incident(link: str, tx_port: str, run: list[dict], strength: float,

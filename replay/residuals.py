@@ -93,6 +93,8 @@ def compute_residuals(con: duckdb.DuckDBPyConnection, windows: Windows | None = 
 
     if schema == "main":
         ensure_results(con)
+        # a store whose link_residuals predates `edge_s`: the column added, the rows replaced
+        con.execute("ALTER TABLE main.link_residuals ADD COLUMN IF NOT EXISTS edge_s DOUBLE")
     else:  # the tables' own DDL, as temp tables (a read-only or older store may lack them)
         for ddl in _RESIDUAL_DDL:
             con.execute(ddl.replace("CREATE TABLE IF NOT EXISTS", "CREATE TEMP TABLE IF NOT EXISTS"))

@@ -52,9 +52,11 @@ def _sent(t: np.ndarray, cable: tuple) -> np.ndarray:
     return RAMP * (ramp ** 2 / 60.0 + np.maximum(t - 30.0, 0.0))
 
 
-def _write(bundle: Path, loss: float, seed: int = 7) -> None:
+def _write(bundle: Path, loss: float, lossy: tuple[float, float] = (180.0, 480.0),
+           scraped: float = SPAN, seed: int = 7) -> None:
     """The bundle; `loss`: the share of what the leaf sends on the ramped cable that
-    spine-p0-02 never counts, from 180 s to 480 s (no error counter moves)."""
+    spine-p0-02 never counts, over the true seconds `lossy` (no error counter moves);
+    `scraped`: the last true second at which spine-p0-02 was scraped."""
     rng = np.random.default_rng(seed)
     n = SPAN // STEP
     reads = {d: FIRST[d] + np.arange(n) * STEP + np.r_[0.0, rng.uniform(-0.2, 0.2, n - 1)]
@@ -67,7 +69,7 @@ def _write(bundle: Path, loss: float, seed: int = 7) -> None:
             sent = _sent(t, cable)
             got = _sent(t, cable)
             if loss and cable == RAMPED and dev == db:  # what the leaf sent that the spine counts
-                lost = _sent(np.clip(t, 180.0, 480.0), cable) - _sent(np.full_like(t, 180.0), cable)
+                lost = _sent(np.clip(t, *lossy), cable) - _sent(np.full_like(t, lossy[0]), cable)
                 got = got - loss * lost
             base = float(rng.integers(10**9, 10**12))
             c = ports[dev].setdefault(ifn, {})
@@ -88,7 +90,7 @@ def _write(bundle: Path, loss: float, seed: int = 7) -> None:
         (bundle / "gnmi").mkdir(parents=True, exist_ok=True)
         (bundle / "gnmi" / f"{dev}.json").write_text(fh.getvalue())
     rows = []
-    for k, t in enumerate(reads["spine-p0-02"]):
+    for k, t in enumerate(reads["spine-p0-02"][reads["spine-p0-02"] <= scraped]):
         ts = int(round((T0 + t + SKEW["spine-p0-02"]) * NS))  # the scrape keeps its ms
         c = ports["spine-p0-02"]["swp1"]
         for metric, counter in (("if_in_octets", "rx_bytes"), ("if_out_octets", "tx_bytes"),
@@ -111,9 +113,10 @@ def _write(bundle: Path, loss: float, seed: int = 7) -> None:
     (bundle / "manifest.json").write_text(json.dumps({"name": "loss-floor", "timezone": "UTC"}))
 
 
-def _diagnosed(tmp_path: Path, loss: float) -> tuple[list, duckdb.DuckDBPyConnection]:
+def _diagnosed(tmp_path: Path, loss: float, lossy: tuple[float, float] = (180.0, 480.0),
+               scraped: float = SPAN) -> tuple[list, duckdb.DuckDBPyConnection]:
     bundle, db = tmp_path / "b", tmp_path / "s.duckdb"
-    _write(bundle, loss)
+    _write(bundle, loss, lossy, scraped)
     ingest_alone(bundle, db)
     con = duckdb.connect(str(db))
     with views_once(con):
@@ -148,7 +151,18 @@ def test_a_steady_half_percent_loss_with_the_same_skew_is_found(tmp_path):
     assert found[0].start.minute == 3 and found[0].end.minute <= 9
 
 
-@pytest.mark.parametrize(("ratio", "low", "high"), [(1.0, 0.3, 0.5), (1.9, 0.3, 0.5),
-                                                     (2.5, 0.5, 0.6), (30.0, 0.85, 0.9)])
+def test_a_loss_in_the_last_whole_window_is_found(tmp_path):
+    # from 480 s to the end, and the spine's scrape stops at 570 s: its 03:09 window is partial,
+    # 03:08 beside it lies more than a sample interval inside every end's reads: trusted
+    found, con = _diagnosed(tmp_path, 0.005, (480.0, 600.0), scraped=570.0)
+    rows = dict(con.execute("""SELECT strftime(window_start, '%H:%M'), status FROM link_residuals
+                               WHERE tx_port = 'leaf-p0-01:swp9'""").fetchall())
+    assert rows["03:08"] == "ok" and rows["03:09"] == "partial"
+    assert [(i.kind, i.root_id) for i in found] == [("link_degraded", LINK)]
+    assert found[0].start.minute == 8 and found[0].score > 0.5
+
+
+@pytest.mark.parametrize(("ratio", "low", "high"), [(1.0, 0.3, 0.49), (1.2, 0.3, 0.5),
+                                                     (2.5, 0.6, 0.7), (30.0, 0.9, 0.9)])
 def test_the_score_follows_how_far_beyond_the_floor(ratio, low, high):
     assert low <= loss_score(ratio * 1e-4, 1e-4) <= high

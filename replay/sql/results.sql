@@ -74,6 +74,8 @@ CREATE TABLE IF NOT EXISTS incident_evidence (
 -- in the window) | partial (an end's samples cover under 90% of the window) | uncounted |
 -- sender_silent / receiver_silent (that end exports nothing: seen from the other end only).
 -- Only `ok` rows carry a residual a reader may trust: the others say why not, no guess.
+-- edge_s: seconds between the window and the nearer end of either port's reads (its first or
+-- last sample): a rate step before a port's first read is one no sample shows.
 CREATE TABLE IF NOT EXISTS link_residuals (
     window_start TIMESTAMP NOT NULL, window_end TIMESTAMP NOT NULL,
     link_id VARCHAR NOT NULL, tx_port VARCHAR NOT NULL, rx_port VARCHAR NOT NULL,
@@ -81,7 +83,7 @@ CREATE TABLE IF NOT EXISTS link_residuals (
     sent_packets_per_s DOUBLE, received_packets_per_s DOUBLE,
     deficit_bytes_per_s DOUBLE, deficit_packets_per_s DOUBLE, deficit_ratio DOUBLE,
     basis VARCHAR, sample_s DOUBLE, rate_change DOUBLE, granularity DOUBLE, errors_per_s DOUBLE,
-    sender_pause_per_s DOUBLE, status VARCHAR NOT NULL
+    sender_pause_per_s DOUBLE, status VARCHAR NOT NULL, edge_s DOUBLE
 );
 
 -- Per switch and window: what all its ports received against what they sent (in = out);
