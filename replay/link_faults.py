@@ -2,8 +2,11 @@
 residual, a link that negotiated a lower speed than its peers, flaps shorter than a sample.
 
 - silent loss: a link direction whose receiver counts fewer packets than its sender sent, far
-  above the bundle's own noise floor (`replay.residuals.noise_floors`) for several windows, or
-  for one window by a margin no noise of this bundle comes near;
+  above a floor that is never zero: the bundle's own noise (`replay.residuals.noise_floors`),
+  no less than the counters' resolution, plus what ends read up to a sample interval apart show
+  when the rate differs between a window's boundaries; for several windows, or for one window
+  by a margin no noise of this bundle comes near, and still over the run and its neighbours
+  (lost packets never come back); scored by how far beyond the floor (`loss_score`);
 - lower speed: a link whose ports report (`port_speed_bps`) less than the other links of the
   same role on each of its devices, and less than the fabric's links of that role;
 - short flaps: `carrier_transitions`, `carrier_down_events` or `link_down_events` moving in a
@@ -57,11 +60,14 @@ def find_silent_loss(con: duckdb.DuckDBPyConnection) -> list[Incident]:
     floors = noise_floors(con)
     if not floors:
         return []
-    rows = _rows(con, """
+    # a store whose residuals predate `edge_s` (read-only: not recomputed) trusts no edge window
+    has = {d[0] for d in con.execute("SELECT * FROM link_residuals LIMIT 0").description}
+    edge = "edge_s" if "edge_s" in has else "NULL AS edge_s"
+    rows = _rows(con, f"""
         SELECT window_start, window_end, link_id, tx_port, rx_port, sent_packets_per_s,
                received_packets_per_s, sent_bytes_per_s, received_bytes_per_s, deficit_ratio,
                deficit_packets_per_s, basis, sample_s, rate_change, granularity, errors_per_s,
-               sender_pause_per_s, status
+               sender_pause_per_s, status, {edge}
         FROM link_residuals ORDER BY link_id, tx_port, window_start""")
     by_dir: dict[tuple[str, str], list[dict]] = {}
     for r in rows:
@@ -87,9 +93,15 @@ def _z(r: dict, floors: dict[int | None, NoiseFloor]) -> float | None:
         return None
     if r["basis"] == "packets" and r["deficit_packets_per_s"] <= 2 * (r["sender_pause_per_s"] or 0):
         return 0.0  # as many pause frames sent as packets missing: control frames, not loss
-    f = _floor_of(r, floors)
-    sigma = max(f.sigma, r["granularity"] or 0.0, 1e-12)
-    return (r["deficit_ratio"] - f.median - _step_bound(r)) / sigma
+    return (r["deficit_ratio"] - _floor_of(r, floors).median - _step_bound(r)) / _sigma(r, floors)
+
+
+def _sigma(r: dict, floors: dict[int | None, NoiseFloor]) -> float:
+    """A window's noise: the bundle's robust sigma for its cadence, never below what the
+    counters' resolution shows on their own (`granularity`: one packet per read, one timestamp
+    quantum of traffic per end): a bundle whose steady links agree exactly has a MAD of about
+    zero, and no floor is ever zero."""
+    return max(_floor_of(r, floors).sigma, r["granularity"] or 0.0, 1e-9)
 
 
 def _step_bound(r: dict) -> float:
@@ -111,12 +123,15 @@ def _runs(series: list[dict], floors: dict[int | None, NoiseFloor]):
     counter is interpolated linearly inside the interval), a deficit in one window and a surplus
     in the next that cancel; lost packets never come back. A window that is not computable
     ends a run, and so does a window next to the edge of what both ends counted (the first
-    and last windows, or one beside a window that is not computable: partial, reset): there
-    ends whose clocks are skewed count different spans of a traffic that starts or stops."""
+    and last windows, or one beside a window that is not computable: partial, reset) unless
+    it lies a sample interval or more inside both ends' reads (`edge_s`): ends whose clocks are
+    skewed count different spans of a traffic that starts or stops, and a step before a port's
+    first read (or after its last) is one no sample of it shows."""
     run: list[tuple[int, float]] = []
     good = [r["status"] in ("ok", "idle") for r in series]
     for k, r in enumerate([*series, None]):
-        inside = 0 < k < len(series) - 1 and good[k - 1] and good[k + 1]
+        inside = r is not None and ((0 < k < len(series) - 1 and good[k - 1] and good[k + 1])
+                                    or (r.get("edge_s") or 0.0) >= (r["sample_s"] or math.inf))
         z = _z(r, floors) if r is not None and inside else None
         if z is not None and z > Z_RUN:
             run.append((k, z))
@@ -138,17 +153,42 @@ def _span_z(series: list[dict], first: int, last: int,
     basis = series[first]["basis"]
     sent = sum(r[f"sent_{basis}_per_s"] or 0.0 for r in span)
     got = sum(r[f"received_{basis}_per_s"] or 0.0 for r in span)
+    if sent <= 0:
+        return 0.0
     f = _floor_of(series[first], floors)
-    sigma = max(f.sigma, series[first]["granularity"] or 0.0, 1e-12)
+    sigma = max(_sigma(r, floors) for r in span)
+    # what read timing can move over the span: at most the sum of its windows' (the rate's
+    # change between the span's ends telescopes through them), each weighted by its traffic
+    timing = sum(_step_bound(r) * (r[f"sent_{basis}_per_s"] or 0.0) for r in span) / sent
     # windows are equally long: the span's ratio is the ratio of summed rates; its noise is at
     # most a window's over sqrt(windows) (boundary noise does not grow with the span)
-    return ((sent - got) / sent - f.median) * math.sqrt(len(span)) / sigma if sent > 0 else 0.0
+    return ((sent - got) / sent - f.median - timing) * math.sqrt(len(span)) / sigma
+
+
+def _beyond_floor(run: list[dict], floors: dict[int | None, NoiseFloor]) -> tuple[float, float]:
+    """(the run's mean deficit ratio, the floor it had to clear): per window, the bundle's
+    median, what the read-time offset can do (`_step_bound`) and the noise a run of that many
+    windows needs to reach Z_REAL (never less than the counters' resolution)."""
+    deficit = sum(r["deficit_ratio"] for r in run) / len(run)
+    need = Z_REAL / math.sqrt(len(run))
+    floor = sum(_floor_of(r, floors).median + _step_bound(r) + need * _sigma(r, floors)
+                for r in run) / len(run)
+    return deficit, floor
+
+
+def loss_score(deficit: float, floor: float) -> float:
+    """A silent loss's score from how far its deficit stands beyond the floor it cleared (the
+    floor holds Z_REAL sigma of noise already): under 0.5 just past it, where a healthy
+    bundle's worst window could reach, 0.5 a quarter beyond it, 0.9 at 10 times it or more."""
+    ratio = max(deficit / max(floor, 1e-12), 1e-12)
+    return float(min(0.9, max(0.3, 0.5 + 0.4 * math.log(ratio / 1.25) / math.log(8.0))))
 
 
 def _loss_incident(link: str, tx_port: str, run: list[dict], strength: float,
                    floors: dict[int | None, NoiseFloor]) -> Incident:
     worst = max(run, key=lambda r: r["deficit_ratio"])
     floor = _floor_of(worst, floors)
+    deficit, needed = _beyond_floor(run, floors)
     errors = sum(r["errors_per_s"] or 0.0 for r in run) / len(run)
     evidence = [{"tx_port": tx_port, "rx_port": r["rx_port"], "window_start": _iso(r["window_start"]),
                  "window_end": _iso(r["window_end"]), "basis": r["basis"],
@@ -159,13 +199,16 @@ def _loss_incident(link: str, tx_port: str, run: list[dict], strength: float,
     evidence.insert(0, {"link": link, "direction": f"{tx_port} -> {worst['rx_port']}",
                         "windows": len(run), "evidence_z": round(strength, 2),
                         "worst_deficit_pct": round(100 * worst["deficit_ratio"], 3),
+                        "mean_deficit_pct": round(100 * deficit, 4),
+                        "floor_pct": round(100 * needed, 4),
                         "noise_floor": floor.as_json()})
     how = "with no error counter moving" if errors == 0 else f"({errors:.1f} errors or discards/s)"
     return Incident(
         "link_degraded", "link", link, run[0]["window_start"], run[-1]["window_end"],
-        min(0.9, 0.55 + 0.025 * strength),
+        loss_score(deficit, needed),
         f"link {link} loses up to {100 * worst['deficit_ratio']:.2f}% of what {tx_port} sends "
-        f"{how}, over {len(run)} window(s) ({strength:.0f} sigma above the bundle's noise)",
+        f"{how}, over {len(run)} window(s) ({deficit / max(needed, 1e-12):.1f}x the floor "
+        f"that read timing, counter resolution and the bundle's noise give)",
         evidence)
 
 

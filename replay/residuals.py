@@ -8,7 +8,11 @@ window, everything its ports received against everything they sent. The rows lan
 Counters of two devices never agree exactly: their clocks are skewed and their samples fall at
 different instants, so a window's two averages cover slightly different seconds. The noise
 floor is measured on the bundle itself: the median and MAD of the relative deficits of every
-link and window that carried traffic. A window is not computable (and says so in `status`, no
+link and window that carried traffic; beside it, per row, what read timing can show
+(`rate_change`: the sent rate's change between the window's boundaries, at sample level) and
+what the counters' resolution can (`granularity`: a packet per read, a timestamp quantum of
+traffic per end), so that a bundle whose steady links agree exactly (a MAD of about zero) still
+has a floor. A window is not computable (and says so in `status`, no
 guess) where an end exports nothing (a silent device: its links are seen from the other end
 only) or a counter was reset or cleared in it.
 """
@@ -89,6 +93,8 @@ def compute_residuals(con: duckdb.DuckDBPyConnection, windows: Windows | None = 
 
     if schema == "main":
         ensure_results(con)
+        # a store whose link_residuals predates `edge_s`: the column added, the rows replaced
+        con.execute("ALTER TABLE main.link_residuals ADD COLUMN IF NOT EXISTS edge_s DOUBLE")
     else:  # the tables' own DDL, as temp tables (a read-only or older store may lack them)
         for ddl in _RESIDUAL_DDL:
             con.execute(ddl.replace("CREATE TABLE IF NOT EXISTS", "CREATE TEMP TABLE IF NOT EXISTS"))
@@ -101,14 +107,15 @@ def compute_residuals(con: duckdb.DuckDBPyConnection, windows: Windows | None = 
            "span_s": (windows.t_to - windows.t_from).total_seconds()}
     params = {"t_from": windows.t_from, "t_to": windows.t_to}
     try:
-        con.execute(STATEMENTS["port_windows"].format(**fmt), params)
+        for name in ("port_windows", "port_edges"):
+            con.execute(STATEMENTS[name].format(**fmt), params)
         at = {"t0": windows.t_from, "t_to": windows.t_to, "window_us": windows.window_s * 1e6}
         for name in ("link_residuals", "switch_residuals"):
             sql = STATEMENTS[name].format(**fmt).replace(f"INSERT INTO {name}",
                                                          f"INSERT INTO {schema}.{name}", 1)
             con.execute(sql, at)
     finally:
-        con.execute("DROP TABLE IF EXISTS temp._resid_ports")
+        con.execute("DROP TABLE IF EXISTS temp._resid_ports; DROP TABLE IF EXISTS temp._resid_edges")
     return con.execute(f"SELECT count(*) FROM {schema}.link_residuals").fetchone()[0]
 
 

@@ -27,25 +27,66 @@ WITH r AS (
 SELECT device || ':' || ifname AS port, device, w,
     sum(o) FILTER (WHERE NOT reset) AS secs, bool_or(reset) AS reset, count(*) AS samples,
     median(interval_s) AS sample_s,
+    -- the quantum of the port's timestamps (a scrape stamped in ms, `date -Iseconds` in s): a
+    -- boundary interpolated between reads can be off by that much of the port's traffic
+    CASE WHEN bool_and(epoch_us(ts) % 1000000 = 0) THEN 1.0
+         WHEN bool_and(epoch_us(ts) % 1000 = 0) THEN 1e-3 ELSE 1e-6 END AS quantum_s,
     sum(tx_bytes_per_s * o) FILTER (WHERE NOT reset) AS tx_bytes,
     sum(rx_bytes_per_s * o) FILTER (WHERE NOT reset) AS rx_bytes,
     sum(tx_packets_per_s * o) FILTER (WHERE NOT reset) AS tx_packets,
     sum(rx_packets_per_s * o) FILTER (WHERE NOT reset) AS rx_packets,
     sum(errors_per_s * o) AS errors, sum(discards_per_s * o) AS discards,
     sum(tx_pause_per_s * o) AS tx_pause,
-    least({window_s}, {span_s} - w * {window_s}) AS window_secs
+    least({window_s}, {span_s} - w * {window_s}) AS window_secs,
+    min(t0) AS first_t, max(t1) AS last_t  -- the port's first and last read around the window
 FROM split WHERE o > 0
+GROUP BY ALL;
+
+-- per port and window boundary b (at b x {window_s} s): the port's sent rate over one sample
+-- interval either side of the boundary (each interval counted for the seconds it overlaps).
+-- Ends that read a few seconds apart (clock skew, polling phase, an exporter's cache) count
+-- what passed between their reads at one end only: at most that offset (bounded by the sample
+-- interval) times the rate there, which cancels over a window unless the rate at its two
+-- boundaries differs. Averaged over two sample intervals: a step at a seconds (< S) before a
+-- boundary moves at most a x step, and S x the average's change is (S + a) / 2 x step, so
+-- steps and ramps stay bounded, while a read's own jitter (which the bundle's MAD measures)
+-- weighs half of what it would in one interval's rate.
+-- name: port_edges
+CREATE OR REPLACE TEMP TABLE _resid_edges AS
+WITH r AS (
+    SELECT device || ':' || ifname AS port, interval_s,
+        epoch_us(ts - $t_from) / 1e6 AS t1, epoch_us(ts - $t_from) / 1e6 - interval_s AS t0,
+        tx_packets_per_s, tx_bytes_per_s
+    FROM port_rates
+    WHERE ts > $t_from AND ts - to_microseconds(CAST(interval_s * 1e6 AS BIGINT)) < $t_to
+        AND interval_s > 0 AND NOT coalesce(reset, false)
+), s AS (SELECT port, median(interval_s) AS s FROM r GROUP BY port),
+o AS (
+    SELECT port, b, tx_packets_per_s, tx_bytes_per_s,
+        least(t1, b * {window_s} + s) - greatest(t0, b * {window_s} - s) AS o
+    FROM r JOIN s USING (port),
+        unnest(range(greatest(0, ceil((t0 - s) / {window_s}))::BIGINT,
+                     least({n_win}, floor((t1 + s) / {window_s}))::BIGINT + 1)) AS u(b)
+)
+SELECT port, b,
+    sum(tx_packets_per_s * o) / nullif(sum(o) FILTER (WHERE tx_packets_per_s IS NOT NULL), 0)
+        AS packets_per_s,
+    sum(tx_bytes_per_s * o) / nullif(sum(o) FILTER (WHERE tx_bytes_per_s IS NOT NULL), 0)
+        AS bytes_per_s
+FROM o WHERE o > 0
 GROUP BY ALL;
 
 -- per link, direction and window: the sender's tx against the receiver's rx. The deficit is on
 -- packets where both ends count them (bytes differ between vendors by what they count of a
 -- frame's header and FCS; a packet is a packet), else on bytes. `sample_s`: the coarser end's
 -- sampling interval (the noise of a window's two averages grows with it). `rate_change`: how
--- much the sent rate moved across the window, as a share of the window's: a step (the window
--- after against the window before) or a transient (the window against both): two devices'
--- counters stamped a few seconds apart (skew, an exporter's cache) disagree over a window by
--- that offset times the change. `granularity`: the relative
--- deficit that whole-packet counters read at each sample could show on their own.
+-- much the sent rate differs between the window's two boundaries, as a share of the window's
+-- (`_resid_edges`: the sender's rate within a sample interval of each); two devices' counters read
+-- up to a sample interval apart (skew, polling phase, an exporter's cache) disagree over a
+-- window by at most that offset times this change. `granularity`: the relative deficit the
+-- counters' resolution alone could show: one whole packet per read at each end, and one
+-- timestamp quantum of traffic per end (`quantum_s`: a boundary interpolated between reads
+-- stamped in ms or in s is off by up to that much).
 -- name: link_residuals
 INSERT INTO link_residuals
 WITH dirs AS (
@@ -57,6 +98,7 @@ WITH dirs AS (
 ), win AS (SELECT range AS w FROM range({n_win})),
 grid AS (SELECT * FROM dirs, win),
 seen AS (SELECT DISTINCT port FROM _resid_ports),
+reads AS (SELECT port, min(first_t) AS first_t, max(last_t) AS last_t FROM _resid_ports GROUP BY port),
 j AS (
     SELECT g.w, g.link_id, g.tx_port, g.rx_port,
         s.secs AS s_secs, r.secs AS r_secs, coalesce(s.window_secs, r.window_secs) AS s_window,
@@ -69,16 +111,22 @@ j AS (
         g.rx_port IN (SELECT port FROM seen) AS rx_seen,
         least((SELECT bytes_per_s FROM speed WHERE port = g.tx_port),
               (SELECT bytes_per_s FROM speed WHERE port = g.rx_port)) AS line_rate,
-        greatest(abs(nxt - prv), abs(2 * cur - prv - nxt)) / nullif(cur, 0) AS rate_change
+        s.quantum_s + r.quantum_s AS quantum_s,
+        least(g.w * {window_s} - greatest(sf.first_t, rf.first_t),
+              least(sf.last_t, rf.last_t) - g.w * {window_s}
+              - coalesce(s.window_secs, r.window_secs)) AS edge_s,
+        abs(e1 - e0) / nullif(cur, 0) AS rate_change
     FROM (SELECT g.*, coalesce(s.tx_packets / s.secs, s.tx_bytes / s.secs) AS cur,
-                 coalesce(sp.tx_packets / sp.secs, sp.tx_bytes / sp.secs) AS prv,
-                 coalesce(sn.tx_packets / sn.secs, sn.tx_bytes / sn.secs) AS nxt
+                 coalesce(e0.packets_per_s, e0.bytes_per_s) AS e0,
+                 coalesce(e1.packets_per_s, e1.bytes_per_s) AS e1
           FROM grid g
           LEFT JOIN _resid_ports s ON s.port = g.tx_port AND s.w = g.w
-          LEFT JOIN _resid_ports sp ON sp.port = g.tx_port AND sp.w = g.w - 1
-          LEFT JOIN _resid_ports sn ON sn.port = g.tx_port AND sn.w = g.w + 1) g
+          LEFT JOIN _resid_edges e0 ON e0.port = g.tx_port AND e0.b = g.w
+          LEFT JOIN _resid_edges e1 ON e1.port = g.tx_port AND e1.b = g.w + 1) g
     LEFT JOIN _resid_ports s ON s.port = g.tx_port AND s.w = g.w
     LEFT JOIN _resid_ports r ON r.port = g.rx_port AND r.w = g.w
+    LEFT JOIN reads sf ON sf.port = g.tx_port
+    LEFT JOIN reads rf ON rf.port = g.rx_port
     WHERE g.tx_port IN (SELECT port FROM seen) OR g.rx_port IN (SELECT port FROM seen)
 ), k AS (
     SELECT *, CASE WHEN sent_packets IS NOT NULL AND recv_packets IS NOT NULL THEN 'packets'
@@ -94,8 +142,9 @@ SELECT $t0 + to_microseconds(CAST(round(w * $window_us) AS BIGINT)) AS window_st
     CASE basis WHEN 'packets' THEN (sent_packets - recv_packets) / nullif(sent_packets, 0)
                WHEN 'bytes' THEN (sent_bytes - recv_bytes) / nullif(sent_bytes, 0) END AS deficit_ratio,
     basis, sample_s, rate_change,
-    CASE WHEN basis = 'packets' AND sent_packets > 0
-         THEN samples / (sent_packets * least(s_secs, r_secs)) END AS granularity,
+    CASE WHEN coalesce(sent_packets, sent_bytes) > 0
+         THEN (CASE WHEN basis = 'packets' THEN samples / sent_packets ELSE 0 END + quantum_s)
+              / least(s_secs, r_secs) END AS granularity,
     errors / least(s_secs, r_secs) AS errors_per_s, sender_pause AS sender_pause_per_s,
     CASE WHEN NOT tx_seen THEN 'sender_silent'
          WHEN NOT rx_seen THEN 'receiver_silent'
@@ -111,7 +160,8 @@ SELECT $t0 + to_microseconds(CAST(round(w * $window_us) AS BIGINT)) AS window_st
          -- under 1% of the line rate, control frames (LLDP, ARP) that one end's unicast
          -- counter leaves out are a visible share: no basis for a loss rate
          WHEN coalesce(sent_packets, sent_bytes) = 0 OR sent_bytes < 0.01 * line_rate THEN 'idle'
-         ELSE 'ok' END AS status
+         ELSE 'ok' END AS status,
+    edge_s
 FROM k;
 
 -- per switch and window: everything its ports received against everything they sent (a

@@ -63,17 +63,19 @@ CREATE TABLE IF NOT EXISTS incident_evidence (
 -- expected_ports). Per link and direction: what the sending port counted out against what the
 -- receiving port counted in, per second; deficit_ratio = (sent - received) / sent, on packets
 -- where both ends count them (`basis`), else bytes. sample_s: the coarser end's sampling
--- interval; rate_change: max(|after - before|, |2 x window - before - after|) / window, of the
--- sent rates of the window and its neighbours (a step or a transient in traffic makes ends
--- stamped apart disagree); granularity: the share whole-packet
--- counters explain; errors_per_s: the receiver's errors and both ends' discards;
--- sender_pause_per_s: pause frames the sender sent (a NIC may count them as packets it sent,
+-- interval; rate_change: the sent rate's change between the window's boundaries (the highest
+-- sample-interval rate near one against the lowest near the other) / the window's rate (ends
+-- read apart disagree by at most that offset times it); granularity: the share the counters'
+-- resolution explains (a packet per read, a timestamp quantum of traffic per end);
+-- errors_per_s: the receiver's errors and both ends' discards; sender_pause_per_s: pause frames the sender sent (a NIC may count them as packets it sent,
 -- a switch's unicast counter never as packets received).
 -- status: ok | idle (nothing, or under 1% of the line rate, sent) | impossible (frames under 60
 -- bytes on average: a packet counter's clear read as a wrap) | reset (a counter reset or clear
 -- in the window) | partial (an end's samples cover under 90% of the window) | uncounted |
 -- sender_silent / receiver_silent (that end exports nothing: seen from the other end only).
 -- Only `ok` rows carry a residual a reader may trust: the others say why not, no guess.
+-- edge_s: seconds between the window and the nearer end of either port's reads (its first or
+-- last sample): a rate step before a port's first read is one no sample shows.
 CREATE TABLE IF NOT EXISTS link_residuals (
     window_start TIMESTAMP NOT NULL, window_end TIMESTAMP NOT NULL,
     link_id VARCHAR NOT NULL, tx_port VARCHAR NOT NULL, rx_port VARCHAR NOT NULL,
@@ -81,7 +83,7 @@ CREATE TABLE IF NOT EXISTS link_residuals (
     sent_packets_per_s DOUBLE, received_packets_per_s DOUBLE,
     deficit_bytes_per_s DOUBLE, deficit_packets_per_s DOUBLE, deficit_ratio DOUBLE,
     basis VARCHAR, sample_s DOUBLE, rate_change DOUBLE, granularity DOUBLE, errors_per_s DOUBLE,
-    sender_pause_per_s DOUBLE, status VARCHAR NOT NULL
+    sender_pause_per_s DOUBLE, status VARCHAR NOT NULL, edge_s DOUBLE
 );
 
 -- Per switch and window: what all its ports received against what they sent (in = out);
