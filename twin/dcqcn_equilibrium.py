@@ -44,7 +44,9 @@ def marking_probability(rate_bps: np.ndarray, packet_bytes: float,
     """The ECN marking probability at which DCQCN flows at `rate_bps` (their share of the port)
     neither speed up nor slow down (0 for a share of 0)."""
     cc = cc or DcqcnParams()
-    share = np.asarray(rate_bps, dtype=float) / 8
+    rate = np.asarray(rate_bps, dtype=float)
+    # the shares at saturated ports are few (C / N): solve each once
+    share, back = np.unique(rate.ravel() / 8, return_inverse=True)
     lo = np.full(share.shape, np.log(1e-12))
     hi = np.full(share.shape, np.log1p(-1e-9))
     live = share > 0
@@ -53,7 +55,7 @@ def marking_probability(rate_bps: np.ndarray, packet_bytes: float,
         mid = (lo + hi) / 2
         cuts_win = _residual(s, mid, packet_bytes, cc) > 0
         hi, lo = np.where(cuts_win, mid, hi), np.where(cuts_win, lo, mid)
-    return np.where(live, np.exp((lo + hi) / 2), 0.0)
+    return np.where(live, np.exp((lo + hi) / 2), 0.0)[back].reshape(rate.shape)
 
 
 def standing_queue_bytes(n_flows: np.ndarray, capacity_bps: np.ndarray, packet_bytes: float,
