@@ -1,6 +1,6 @@
 """The paper's figures (benchmarks/paper) are outputs of mechanisms: change a mechanism's input
 and the figure moves by what the mechanism says; DCQCN's fixed point is checked against its
-own fluid model integrated in time."""
+own fluid model integrated in time (tests/test_dcqcn.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from conftest import REPO
 
 sys.path.insert(0, str(REPO))
 from benchmarks.paper import experiments as paper  # noqa: E402
-from twin.dcqcn_equilibrium import Dcqcn, fluid_queue, marking_probability, standing_queue_bytes  # noqa: E402
+from twin.dcqcn import DcqcnParams  # noqa: E402
+from twin.dcqcn_equilibrium import marking_probability, standing_queue_bytes  # noqa: E402
 from twin.latency import HopLatency  # noqa: E402
 from twin.planes import PlaneBalancing, QpRetry  # noqa: E402
 from twin.queueing import QueueConfig  # noqa: E402
@@ -20,20 +21,25 @@ from twin.queueing import QueueConfig  # noqa: E402
 PKT = 4178  # RoCEv2 at MTU 4096, on the wire
 
 
-def test_dcqcn_fixed_point_is_where_its_fluid_model_settles():
-    # 2 flows offering 300G each at a 400G port, marks seen 8 us late
-    q = fluid_queue(2, 400e9, 300e9, PKT, feedback_s=8e-6, until_s=0.05)
-    settled = q[-len(q) // 5:]
+def test_dcqcn_fixed_point_stands_just_above_kmin():
+    # 2 flows sharing a 400G port (DcqcnFluid settles there: tests/test_dcqcn.py)
     held = standing_queue_bytes(np.array([2]), np.array([400e9]), PKT)[0]
-    assert settled.mean() == pytest.approx(held, abs=3e3)
-    assert held - 150e3 < 2e3  # p* ~ 1.6e-4 << pmax: the queue stands just above Kmin
+    p = marking_probability(np.array([200e9]), PKT)[0]
+    assert 1e-4 < p < 1e-3  # measured 2.1e-4 << pmax = 0.2 ...
+    assert held == pytest.approx(150e3 + 1.35e6 * p / 0.2)  # ... so the queue is RED's inverse,
+    assert held - 150e3 < 2e3  # just above Kmin
 
 
 def test_dcqcn_marking_grows_with_the_flows_and_the_additive_increase():
     p = marking_probability(400e9 / np.array([1, 2, 4, 16]), PKT)
     assert np.all(np.diff(p) > 0)  # more flows at a port: smaller shares, more marks needed
-    p10 = marking_probability(np.array([200e9]), PKT, Dcqcn(rai_bps=400e6))[0]
-    assert 1.5 < p10 / p[1] < 3.5  # about R_AI^(1/3): 10^(1/3) = 2.15
+    # without a hyper stage (R_HAI = R_AI, Zhu et al.'s fluid model) p* goes as about R_AI^(1/3)
+    plain = [marking_probability(np.array([200e9]), PKT, DcqcnParams(rai_bps=r, rhai_bps=r))[0]
+             for r in (40e6, 400e6)]
+    assert 1.5 < plain[1] / plain[0] < 3.5  # 10^(1/3) = 2.15
+    # with it, R_HAI (unchanged) carries much of the recovery: x10 R_AI moves p* less
+    p10 = marking_probability(np.array([200e9]), PKT, DcqcnParams(rai_bps=400e6))[0]
+    assert 1.2 < p10 / p[1] < plain[1] / plain[0]
     # RED's inverse: the queue moves with Kmin one for one
     q100 = standing_queue_bytes(np.array([2]), np.array([400e9]), PKT, QueueConfig(kmin_bytes=100e3))[0]
     q150 = standing_queue_bytes(np.array([2]), np.array([400e9]), PKT)[0]

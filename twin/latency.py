@@ -31,7 +31,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import brentq
 
-from twin.dcqcn_equilibrium import Dcqcn, standing_queue_bytes
+from twin.dcqcn import DcqcnParams
+from twin.dcqcn_equilibrium import standing_queue_bytes
 from twin.maxmin import Incidence
 from twin.queueing import QueueConfig, Transport, queue_state
 
@@ -254,7 +255,7 @@ def latency_model(inc: Incidence, rates_bps: np.ndarray, capacity_bps: np.ndarra
 def snapshot_latency(inc: Incidence, rates_bps: np.ndarray, demand_bps: np.ndarray,
                      capacity_bps: np.ndarray, link_pos: np.ndarray, framing: Framing | None = None,
                      hop: HopLatency | None = None, cfg: QueueConfig | None = None,
-                     cc: Dcqcn | None = None) -> LatencyModel:
+                     cc: DcqcnParams | None = None) -> LatencyModel:
     """`latency_model` of flows at `rates_bps` that want `demand_bps`, with the queues
     `twin.queueing.queue_state` gives. Where a port saturates, the standing queue is
     queue_state's formula by default; with `cc`, the DCQCN fixed point of

@@ -83,11 +83,11 @@ class Transport:
     # (htsim's RoCE has none: its senders run at line rate, PFC alone holds them back)
     cc: str | None = None
     # ECN marking at every switch egress port (RED, what `cc` reacts to): no marks below
-    # kmin_bytes, probability rising to pmax at kmax_bytes, every packet above. Defaults: Zhu et
-    # al. 2015's DCQCN settings (5 KB, 200 KB, 1%), inputs
-    kmin_bytes: float = 5e3
-    kmax_bytes: float = 200e3
-    pmax: float = 0.01
+    # kmin_bytes, probability rising to pmax at kmax_bytes, every packet above. Defaults: the
+    # switches' of `QueueConfig` (150 KB / 1.5 MB, design.md's setup; one set for both), inputs
+    kmin_bytes: float = 150e3
+    kmax_bytes: float = 1.5e6
+    pmax: float = 0.2
     # DCQCN's sender and receiver parameters (`twin.dcqcn.DcqcnParams`, Zhu et al.'s defaults)
     dcqcn: DcqcnParams = DcqcnParams()
 

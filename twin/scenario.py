@@ -49,9 +49,9 @@ paths = 64                    # entropies per sprayed flow (Transport.paths); 0:
 
 [queues]
 size_packets = 100            # or size_bytes = "400KB" (Transport.queue_packets)
-# kmin = "5KB"                # ECN marking (RED) that cc = "dcqcn" reacts to: thresholds and
-# kmax = "200KB"              # the probability at kmax (Transport.kmin_bytes, kmax_bytes,
-# pmax = 0.01                 # pmax); refused without cc = "dcqcn" (nothing else reads them)
+# kmin = "150KB"              # ECN marking (RED) that cc = "dcqcn" reacts to: thresholds and
+# kmax = "1.5MB"              # the probability at kmax (Transport.kmin_bytes, kmax_bytes,
+# pmax = 0.2                  # pmax); refused without cc = "dcqcn" (nothing else reads them)
 
 [run]
 until_ms = 10000              # stop there if jobs are still running

@@ -10,7 +10,7 @@ Inputs the experiments set (none is fitted to a paper figure): RoCEv2 framing at
 (`twin.latency.rocev2`: header sizes from the standards), 0.7 us per hop of switching and
 propagation (`twin.latency.HopLatency`: 0.6 us port to port, 20 m of fibre), ECN thresholds of
 150 KB / 1.5 MB (`twin.queueing.QueueConfig`), DCQCN's published reaction-point defaults
-(`twin.dcqcn_equilibrium.Dcqcn`: where it holds a saturated port's queue is an output), the PCS
+(`twin.dcqcn.DcqcnParams`: where it holds a saturated port's queue is an output), the PCS
 alignment-marker rule of link-down detection and the QP's ACK timeout exponent and retry count
 (`twin.planes`), the control-plane convergence times of the paper. Two are chosen and say so in
 their rows: the ACK timeout exponent of experiment 6 (the integer nearest the paper's figure; the
@@ -22,7 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from twin.collectives import Collective
-from twin.dcqcn_equilibrium import Dcqcn, marking_probability, standing_queue_bytes
+from twin.dcqcn import DcqcnParams
+from twin.dcqcn_equilibrium import marking_probability, standing_queue_bytes
 from twin.engine import Flows, LinkChange, Transfers, simulate
 from twin.latency import HopLatency, md1_tail, md1_wait_survival, rocev2, snapshot_latency
 from twin.maxmin import max_min_rates
@@ -36,7 +37,7 @@ LINE = 400e9
 FRAMING = rocev2(4096)
 ROCE = FRAMING.transport()  # framing and ACKed completion; PFC port sharing (`lossless`) is opt-in
 HOP = HopLatency()
-DCQCN = Dcqcn()  # the published defaults (Zhu et al. 2015): inputs, not fitted
+DCQCN = DcqcnParams()  # the published defaults (Zhu et al. 2015): inputs, not fitted
 
 
 def fabric64():
@@ -144,7 +145,7 @@ def utilization_by_hop(f, *args) -> dict[int, tuple[float, float]]:
 
 def latency_of(f, mode: str, load: float, seed: int, failed: np.ndarray | None = None,
                pattern: str = "permutation", cfg: QueueConfig | None = None,
-               cc: Dcqcn | None = DCQCN, hop: HopLatency = HOP):
+               cc: DcqcnParams | None = DCQCN, hop: HopLatency = HOP):
     """The latency model (`twin.latency`) of `offered` traffic. Saturated ports hold DCQCN's
     fixed-point queue (`twin.dcqcn_equilibrium`); `cc=None` puts `twin.queueing`'s
     standing-queue formula there instead."""
@@ -153,7 +154,7 @@ def latency_of(f, mode: str, load: float, seed: int, failed: np.ndarray | None =
 
 
 def p99_latency_us(f, mode: str, load: float, seeds: int, failures=None, pattern="permutation",
-                   cfg: QueueConfig | None = None, cc: Dcqcn | None = DCQCN,
+                   cfg: QueueConfig | None = None, cc: DcqcnParams | None = DCQCN,
                    hop: HopLatency = HOP) -> np.ndarray:
     """Per seed, the p99 over every packet of the latency model (us)."""
     out = []
@@ -177,14 +178,14 @@ def e2_latency(scale: float = 1.0) -> dict:
     # sensitivities, not fits: the saturated ports' queue by twin.queueing's formula, and with
     # DCQCN's additive increase 10x the published default (a 400G NIC might scale it)
     formula = p99_latency_us(f, "ecmp", 0.75, seeds, cc=None)
-    rai10 = p99_latency_us(f, "ecmp", 0.75, seeds, cc=Dcqcn(rai_bps=10 * DCQCN.rai_bps))
+    rai10 = p99_latency_us(f, "ecmp", 0.75, seeds, cc=DcqcnParams(rai_bps=10 * DCQCN.rai_bps))
     model = latency_of(f, "ar", 0.75, 0)
     fixed = float(model.fixed_s.max() * 1e6)
     pkt_us = FRAMING.wire_bytes * 8 / LINE * 1e6
     per_hop = md1_p99_wait_packets(0.75)
     held = standing_queue_bytes(np.array([2]), np.array([LINE]), FRAMING.wire_bytes, cc=DCQCN)[0]
     held10 = standing_queue_bytes(np.array([2]), np.array([LINE]), FRAMING.wire_bytes,
-                                  cc=Dcqcn(rai_bps=10 * DCQCN.rai_bps))[0]
+                                  cc=DcqcnParams(rai_bps=10 * DCQCN.rai_bps))[0]
     p_star = marking_probability(np.array([LINE / 2]), FRAMING.wire_bytes, DCQCN)[0]
     gap_lo, gap_hi = 8.0 - np.median(ar), 9.0 - np.median(ar)
     need = gap_lo / pkt_us  # packet times of extra wait the paper's AR tail would need
@@ -213,7 +214,8 @@ def e2_latency(scale: float = 1.0) -> dict:
            "ecmp, queue by formula": "sensitivity: twin.queueing's formula Kmin + (Kmax - Kmin)(1 - 1/N) "
                                      "at saturated ports (what this experiment used before): DCQCN's "
                                      "fixed point stands far lower",
-           "ecmp, DCQCN R_AI x10": f"sensitivity: p* grows as about R_AI^(1/3) but stays << pmax: "
+           "ecmp, DCQCN R_AI x10": f"sensitivity: p* grows with R_AI (less than R_AI^(1/3): hyper increase, R_HAI "
+                                   f"unchanged, carries much of the recovery) but stays << pmax: "
                                    f"2 flows' queue {held / 1e3:.1f} -> {held10 / 1e3:.1f} KB",
            "ecmp + the paper's AR gap": "consistency check, not a result: the twin's ECMP p99 plus what "
                                         "the paper's AR figure has beyond the twin's (8.5 us less the "
