@@ -306,8 +306,16 @@ def _why(m: Model, o: Outcome, r: Outcome, gain: float, rival_gain: float,
     if cells:
         c = cells[0]
         head += (f"; it leaves {c['counter']} at {c['port']} unexplained "
-                 f"(observed {c['observed']:.4g}, healthy {c['healthy']:.4g})")
+                 f"(observed {_plain(c['observed'])}, healthy {_plain(c['healthy'])})")
     return head
+
+
+def _plain(value: float) -> str:
+    """A counter value as people read it in the TUI, the report and a ticket: thousands
+    separators, never scientific notation (`2,135,000`, not `2.135e+06`)."""
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.4g}" if value == 0 or abs(value) >= 1e-3 else f"{value:.6f}".rstrip("0")
 
 
 def _summary(m: Model, o: Outcome) -> str:

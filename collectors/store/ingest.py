@@ -255,14 +255,15 @@ def ingest_bundle(
     follow_symlinks: bool = False,
     host: str | None = None,
     collected_at: int | None = None,
+    interface: str | None = None,
 ) -> IngestSummary:
     """Ingest every file of `bundle` into `store`; `progress(path, done_bytes, total_bytes)`.
     `totals=False` leaves `summary.totals` empty (they scan the whole store: seconds on a big
     one). Symbolic links out of the bundle are listed as skipped, not read, unless
     `follow_symlinks` (`bundle_files`).
 
-    `host` and `collected_at` (ns) are the command line's context (`--host`, `--time`): they
-    override the manifest's for every file (`Manifest.for_file`); rows timed by them are
+    `host`, `collected_at` (ns) and `interface` are the command line's context (`--host`,
+    `--time`, `--interface`): they override the manifest's for every file (`Manifest.for_file`); rows timed by them are
     `time_source = 'cli'` in `files`.
 
     A file with a path the store holds from this bundle directory, or whose earlier version is
@@ -281,7 +282,8 @@ def ingest_bundle(
     if not root.exists():
         raise BundleError(f"{root}: no such bundle")
     base = root if root.is_dir() else root.parent
-    manifest = with_cli_context(read_manifest(base, follow_symlinks), host, collected_at)
+    manifest = with_cli_context(read_manifest(base, follow_symlinks), host, collected_at,
+                                interface)
     summary = IngestSummary(str(root), store.path)
     paths, not_read = bundle_files(root, follow_symlinks)
     files = [(path, path.relative_to(base).as_posix()) for path in paths]
@@ -415,12 +417,15 @@ def _name_known_hosts(level: list[_Planned], store: Store, named: set[str]) -> N
         p.src.known_host = known_host_of(p.rel, devices)
 
 
-def with_cli_context(manifest: Manifest, host: str | None, collected_at: int | None) -> Manifest:
-    """`manifest` with the command line's host and collection time as its last `files` rule
-    (so they win over the manifest's for every file)."""
+def with_cli_context(manifest: Manifest, host: str | None, collected_at: int | None,
+                     interface: str | None = None) -> Manifest:
+    """`manifest` with the command line's host, collection time and interface as its last
+    `files` rule (so they win over the manifest's for every file)."""
     ctx: dict[str, object] = {}
     if host:
         ctx["host"] = host
+    if interface:
+        ctx["interface"] = interface
     if collected_at is not None:
         ctx.update(collected_at=collected_at, time_from="cli")
     if not ctx:

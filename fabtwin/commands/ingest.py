@@ -35,9 +35,12 @@ if TYPE_CHECKING:  # the command imports what it uses: `fabtwin --help` stays qu
               help="When the files were collected (ISO-8601 with offset, or epoch seconds), for "
                    "output without times of its own (a plain scrape, a bare ethtool -S); "
                    "overrides the manifest.")
+@click.option("--interface", default=None, metavar="I",
+              help="The NIC a bare ethtool -S or show_counters was run on (the manifest's "
+                   "'interface'); overrides the manifest. Files named HOST__DEV.KIND keep DEV.")
 def ingest(bundle: Path, db: str, as_json: bool, strict: bool, quiet: bool,
            workers: int | None, follow_symlinks: bool, host: str | None,
-           at: str | None) -> None:
+           at: str | None, interface: str | None) -> None:
     """Load a trace bundle (directory or file) into the store at --db.
 
     Files are recognized by content; the same content twice adds nothing, a file that grew
@@ -67,13 +70,16 @@ def ingest(bundle: Path, db: str, as_json: bool, strict: bool, quiet: bool,
         raise click.BadParameter(str(exc), param_hint="--time") from None
     if host is not None and not host.strip():
         raise click.BadParameter("must not be empty", param_hint="--host")
+    if interface is not None and not interface.strip():
+        raise click.BadParameter("must not be empty", param_hint="--interface")
     try:
         with open_for_ingest(db) as store:
             for path in store.interrupted:
                 click.echo(f"fabtwin: removed {path}: an earlier ingest was interrupted while "
                            "loading it", err=True)
             summary = _ingest_with_progress(store, bundle, not quiet and err.is_terminal,
-                                             workers, follow_symlinks, host, collected_at)
+                                             workers, follow_symlinks, host, collected_at,
+                                             interface)
         if is_lake(db):
             summary.totals = lake_totals(db)
     except (BundleError, StoreError) as exc:
@@ -106,13 +112,14 @@ def ingest(bundle: Path, db: str, as_json: bool, strict: bool, quiet: bool,
 def _ingest_with_progress(store: Store, bundle: Path, show: bool,
                           workers: int | None = None,
                           follow_symlinks: bool = False, host: str | None = None,
-                          collected_at: int | None = None) -> IngestSummary:
+                          collected_at: int | None = None,
+                          interface: str | None = None) -> IngestSummary:
     from functools import partial
 
     from collectors.store.ingest import ingest_bundle
 
     run = partial(ingest_bundle, store, bundle, workers=workers, follow_symlinks=follow_symlinks,
-                  host=host, collected_at=collected_at)
+                  host=host, collected_at=collected_at, interface=interface)
     if not show:
         return run()
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn

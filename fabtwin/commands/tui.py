@@ -6,14 +6,17 @@ from pathlib import Path
 
 import click
 
-from fabtwin.commands.common import DEFAULT_DB, command, fail, remove_new_store
+from collectors.settings import db_override
+from fabtwin.commands.common import DEFAULT_DB, EXIT_NO_TELEMETRY, command, fail, remove_new_store
 
 
 @command()
 @click.argument("bundle", required=False, type=click.Path(path_type=Path))
-@click.option("--db", default=DEFAULT_DB, show_default=True,
-              help="DuckDB store (a BUNDLE is ingested and diagnosed into it first).")
-def tui(bundle: Path | None, db: str) -> None:
+@click.option("--db", default=None,
+              help="DuckDB store (a BUNDLE is ingested and diagnosed into it first) [default: "
+                   "with BUNDLE, $FABTWIN_DB, else BUNDLE-NAME.fabtwin.duckdb here, as "
+                   f"investigate; without, {DEFAULT_DB}].")
+def tui(bundle: Path | None, db: str | None) -> None:
     """Investigate a store in a terminal UI: incidents, fabric heatmap, events, SQL, checks.
 
     Keys: 1-5 (or F2-F6) switch screens, / filters, Enter drills down, Esc goes back (in the
@@ -26,14 +29,22 @@ def tui(bundle: Path | None, db: str) -> None:
         fail(f"{bundle}: no such bundle")
     if bundle is not None:
         from fabtwin.tui.prepare import prepare_bundle
+        from replay.investigate import NoTelemetry, OtherBundles, WindowError, default_store
 
+        # the store investigate would use: one per bundle, so that a second bundle opened
+        # here never lands in (and is refused by) the first one's store
+        db = db or db_override() or str(default_store(bundle))
         click.echo(f"ingesting and diagnosing {bundle} into {db}...", err=True)
         new_store = not Path(db).exists()
         try:
             prepare_bundle(bundle, db)
-        except (BundleError, StoreError) as exc:
+        except NoTelemetry as exc:
+            remove_new_store(db, new_store)
+            fail(str(exc), EXIT_NO_TELEMETRY)
+        except (BundleError, StoreError, OtherBundles, WindowError) as exc:
             remove_new_store(db, new_store)
             fail(str(exc))
+    db = db or DEFAULT_DB
     if not Path(db).exists():
         fail(f"{db}: no such store (give a BUNDLE, or run `fabtwin ingest BUNDLE --db {db}`)")
     from fabtwin.tui.app import FabtwinApp
