@@ -121,3 +121,15 @@ def test_both_modes_agree_on_these_roots(two_incasts, storm_beside_incast, loud_
     for db, n in ((two_incasts[1], 2), (storm_beside_incast[3], 2), (loud_victims[3], 1)):
         top = lambda incs, n=n: {(i["kind"], i["root_cause"]["id"]) for i in incs[:n]}  # noqa: E731
         assert top(_decided(db, False)) == top(_decided(db, True))
+
+
+def test_conservation_is_not_trusted_at_the_edges_or_beside_an_unreported_window():
+    """What one end sent and the other received, per window: the first and last windows and
+    those beside a window either end did not report are where the ends' clocks decide."""
+    from replay.explain_model import _trusted
+
+    deficit = np.array([[5.0, 1.0, 2.0, 3.0, 4.0, 6.0],
+                        [5.0, 1.0, np.nan, 3.0, 4.0, 6.0]])
+    out = _trusted(deficit)
+    np.testing.assert_array_equal(np.isfinite(out), [[0, 1, 1, 1, 1, 0], [0, 0, 0, 0, 1, 0]])
+    assert out[0, 2] == 2.0 and out[1, 4] == 4.0
