@@ -1,7 +1,10 @@
 """Run htsim on the held-out scenarios, one run at a time, and print the README's tables.
 
-    python -m benchmarks.htsim_heldout.run run --bin DIR [--only NAME ...] [--timeout S]
-    python -m benchmarks.htsim_heldout.run table [--only NAME ...]
+    python -m benchmarks.htsim_heldout.run [--suite PKG] run --bin DIR [--only NAME ...] [--timeout S]
+    python -m benchmarks.htsim_heldout.run [--suite PKG] table [--only NAME ...]
+
+`--suite` names the package of scenarios (default benchmarks.htsim_heldout; the second
+held-out set is benchmarks.htsim_heldout2): its SCENARIOS/ALL, REGIMES and folder.
 
 `run`: for every scenario and regime whose CSV is missing, the exact command line of
 `command()` runs under `nice -n 10` and `/usr/bin/time` in a scratch folder (htsim writes
@@ -16,6 +19,7 @@ max FCT over finished flows, wall, CPU, load) and the command lines.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import shutil
@@ -30,7 +34,6 @@ from benchmarks.htsim_calibration import Scenario, fct_stats, htsim_fct_us, wall
 from benchmarks.htsim_heldout import ALL, REFERENCE, REGIMES
 from benchmarks.htsim_heldout.convert import convert
 
-RUNS = REFERENCE / "runs.json"
 END_US, QUEUE_PKTS = 20000, 100  # as every shared reference run: 100-packet queues, stop at 20 ms
 
 
@@ -46,18 +49,19 @@ def command(sc: Scenario, regime: str) -> list[str]:
             *balance, *failed, "-end", str(END_US), "-tm", sc.cm]
 
 
-def load_runs() -> dict[str, dict]:
-    return json.loads(RUNS.read_text()) if RUNS.is_file() else {}
+def load_runs(ref: Path = REFERENCE) -> dict[str, dict]:
+    runs = ref / "runs.json"
+    return json.loads(runs.read_text()) if runs.is_file() else {}
 
 
 def run_one(sc: Scenario, regime: str, bin_dir: Path, timeout_s: float, raw_dir: Path,
-            dest: Path = REFERENCE) -> dict:
-    """One htsim run in a scratch folder; writes the CSV into `dest` and returns its runs.json
-    record."""
+            dest: Path = REFERENCE, src: Path = REFERENCE) -> dict:
+    """One htsim run in a scratch folder on `src`'s .cm; writes the CSV into `dest` and returns
+    its runs.json record."""
     argv = command(sc, regime)
     key = wall_key(sc, regime)
     with tempfile.TemporaryDirectory(prefix="htsim-") as work:
-        shutil.copy(REFERENCE / sc.cm, Path(work) / sc.cm)
+        shutil.copy(src / sc.cm, Path(work) / sc.cm)
         out, timing = raw_dir / f"{key}.out", Path(work) / "time.txt"
         load = os.getloadavg()[0]
         full = ["nice", "-n", "10", "/usr/bin/time", "-o", str(timing), "-f", "%e %U %M",
@@ -76,7 +80,7 @@ def run_one(sc: Scenario, regime: str, bin_dir: Path, timeout_s: float, raw_dir:
         wall, cpu, rss_kb = timing.read_text().split()[-3:]
     if code != 0:
         raise RuntimeError(f"{key}: htsim exited {code}; output in {out}")
-    finished, total = convert(REFERENCE / sc.cm, out, dest / sc.csv_name(regime))
+    finished, total = convert(src / sc.cm, out, dest / sc.csv_name(regime))
     lines = out.read_text(errors="replace").splitlines()
     counters = next((ln for ln in reversed(lines) if ln.startswith("New: ")), "")
     return {"command": " ".join(argv), "wall_s": float(wall), "cpu_s": float(cpu),
@@ -84,36 +88,42 @@ def run_one(sc: Scenario, regime: str, bin_dir: Path, timeout_s: float, raw_dir:
             "finished": finished, "flows": total, "counters": counters}
 
 
-def do_run(names: list[str], bin_dir: Path, timeout_s: float, raw_dir: Path) -> None:
+def do_run(names: list[str], bin_dir: Path, timeout_s: float, raw_dir: Path,
+           suite: tuple[dict[str, Scenario], tuple[str, ...], Path] = (ALL, REGIMES, REFERENCE)
+           ) -> None:
+    scenarios, regimes, ref = suite
     raw_dir.mkdir(parents=True, exist_ok=True)
     for name in names:
-        sc = ALL[name]
-        for regime in REGIMES:
+        sc = scenarios[name]
+        for regime in regimes:
             key = wall_key(sc, regime)
-            runs = load_runs()
-            if (REFERENCE / sc.csv_name(regime)).is_file() or "skipped" in runs.get(key, {}):
+            runs = load_runs(ref)
+            if (ref / sc.csv_name(regime)).is_file() or "skipped" in runs.get(key, {}):
                 continue
             t0 = time.time()
-            rec = run_one(sc, regime, bin_dir, timeout_s, raw_dir)
-            runs = load_runs()  # re-read: keep every other run's record
+            rec = run_one(sc, regime, bin_dir, timeout_s, raw_dir, dest=ref, src=ref)
+            runs = load_runs(ref)  # re-read: keep every other run's record
             runs[key] = rec
-            RUNS.write_text(json.dumps(dict(sorted(runs.items())), indent=1) + "\n")
+            (ref / "runs.json").write_text(json.dumps(dict(sorted(runs.items())), indent=1) + "\n")
             what = rec.get("skipped") or f"{rec['finished']}/{rec['flows']} finished"
             print(f"{key}: {what} in {time.time() - t0:.1f} s (load {rec['load']})", flush=True)
 
 
-def table(names: list[str]) -> str:
+def table(names: list[str],
+          suite: tuple[dict[str, Scenario], tuple[str, ...], Path] = (ALL, REGIMES, REFERENCE)
+          ) -> str:
     """The README's table rows and command lines for the scenarios given."""
-    runs = load_runs()
+    scenarios, regimes, ref = suite
+    runs = load_runs(ref)
     out = ["| run | finished | median FCT (us) | p99 (us) | max (us) | wall | CPU | load |",
            "|---|---|---|---|---|---|---|---|"]
     cmds = []
     for name in names:
-        sc = ALL[name]
-        for regime in REGIMES:
+        sc = scenarios[name]
+        for regime in regimes:
             key, rec = wall_key(sc, regime), runs.get(wall_key(sc, regime), {})
             cmds.append(" ".join(command(sc, regime)))
-            path = REFERENCE / sc.csv_name(regime)
+            path = ref / sc.csv_name(regime)
             if not path.is_file():
                 out.append(f"| {key} | not run: {rec.get('skipped', 'pending')} | | | | | | |")
                 continue
@@ -126,6 +136,8 @@ def table(names: list[str]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--suite", default="benchmarks.htsim_heldout",
+                    help="package declaring the scenarios (SCENARIOS/ALL, REGIMES, REFERENCE)")
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run")
     r.add_argument("--bin", type=Path, required=True, help="htsim's build/datacenter folder")
@@ -134,17 +146,24 @@ def main(argv: list[str] | None = None) -> int:
                    help="where htsim's full output goes (not kept in the repository)")
     t = sub.add_parser("table")
     for p in (r, t):
-        p.add_argument("--only", nargs="*", choices=sorted(ALL), help="default: all, in order")
+        p.add_argument("--only", nargs="*", help="default: all, in order")
     args = ap.parse_args(argv)
-    names = args.only or list(ALL)
+    mod = importlib.import_module(args.suite)
+    scenarios = getattr(mod, "ALL", mod.SCENARIOS)
+    suite = (scenarios, tuple(mod.REGIMES), Path(mod.REFERENCE))
+    unknown = sorted(set(args.only or ()) - set(scenarios))
+    if unknown:
+        print(f"{args.suite}: no scenario {', '.join(unknown)}", file=sys.stderr)
+        return 2
+    names = args.only or list(scenarios)
     if args.cmd == "run":
         for b in ("htsim_roce", "htsim_uec"):
             if not (args.bin / b).is_file():
                 print(f"{args.bin / b}: no such binary (build htsim's sim/ first)", file=sys.stderr)
                 return 2
-        do_run(names, args.bin, args.timeout, args.raw)
+        do_run(names, args.bin, args.timeout, args.raw, suite)
     else:
-        print(table(names))
+        print(table(names, suite))
     return 0
 
 
