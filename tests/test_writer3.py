@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks.writer3 import CYCLE, HARD, KINDS, _faults, _jobs, suite_cases, write_bundle
+from benchmarks.writer3 import (CYCLE, HARD, KINDS, _faults, _jobs, measure_load, suite_cases,
+                                write_bundle)
 from benchmarks.writer3.fabric import build_fabric
 from benchmarks.writer3.physics import new_state, simulate
 from collectors.store.ingest import ingest_bundle
@@ -134,6 +135,7 @@ def test_physics_conserves_and_respects_speeds(seed, case):
     fab = build_fabric(rng, small=True)
     seconds = 120
     jobs = _jobs(fab, rng, seconds)
+    measure_load(fab, jobs, seconds, seed)
     state = new_state(fab, seconds)
     _faults(fab, state, jobs, rng, seconds, 10, case)
     r = simulate(fab, jobs, state, rng)
@@ -151,8 +153,11 @@ def test_physics_conserves_and_respects_speeds(seed, case):
     assert (np.abs(lost) > 1).any(axis=0).sum() == (case.endswith("silent_loss"))
     if case == "congestion":
         assert r.ecn.max() > 1e4 and r.pauses.max() > 100  # marks at the overloaded egress
-    if case == "pfc_storm":
-        assert r.pauses.max() >= 0.99 * (line.max() * 8 / (65535 * 512))
+    if case == "pfc_storm":  # the NIC keeps its leaf port paused: the full-pause frame rate
+        (i, p, rail, _), = state.storms
+        d = fab.rx_dir(fab.nic[i, p, rail])
+        assert r.pauses[:, d].max() >= 0.99 * fab.port_speed[fab.nic[i, p, rail]] / (65535 * 512)
+        assert r.tx_bytes[r.pauses[:, d] > 0, d].max() < 1e4  # and it receives nothing
 
 
 def test_runner_refuses_a_folder_it_did_not_write(tmp_path, capsys):

@@ -71,6 +71,13 @@ def _parse(case: str) -> list[tuple[str, str]]:
     return [(kind, variant)]
 
 
+def measure_load(fab, jobs, seconds: int, seed: int) -> None:
+    """The healthy fabric's mean load per link, from a run of the physics with no fault."""
+    r = simulate(fab, jobs, new_state(fab, seconds), np.random.default_rng(seed + 7_000_003))
+    util = r.util.mean(axis=0)
+    fab.link_load = np.maximum(util[0::2], util[1::2])
+
+
 def _faults(fab, state, jobs, rng, seconds, interval, case) -> list[dict]:
     out: list[dict] = []
     for kind, variant in _parse(case):
@@ -134,6 +141,7 @@ def write_bundle(out: Path, seed: int, case: str, small: bool = False) -> dict:
     day = datetime(2026, 1, 5, tzinfo=UTC).timestamp() + 86400 * int(rng.integers(0, 330))
     start = day + 60 * int(rng.integers(0, 1400))
     jobs = _jobs(fab, rng, seconds)
+    measure_load(fab, jobs, seconds, seed)
     state = new_state(fab, seconds)
     faults = _faults(fab, state, jobs, rng, seconds, interval, case)
     rates = simulate(fab, jobs, state, rng)

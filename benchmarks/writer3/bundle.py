@@ -47,8 +47,11 @@ def _jobs(fab: Fabric, rng, seconds: int) -> list[Job]:
     busy = order[: max(4, int(n * rng.uniform(0.75, 1.0)))]
     k = int(rng.integers(1, 4)) if len(busy) >= 8 else 1
     cuts = sorted(rng.choice(np.arange(2, len(busy) - 1), k - 1, replace=False)) if k > 1 else []
+    parts = np.split(np.array(busy), cuts)
+    if len(set(fab.host_group[max(parts, key=len)])) < 2:  # the main job spans server groups
+        parts = [np.array(busy)]
     jobs = []
-    for x, part in enumerate(np.split(np.array(busy), cuts)):
+    for x, part in enumerate(parts):
         hosts = sorted(int(h) for h in part)
         if len(hosts) < 2:
             continue

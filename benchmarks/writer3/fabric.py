@@ -45,6 +45,8 @@ class Fabric:
     leaf: dict[tuple[int, int, int], int]  # (plane, group, rail) -> device index
     up: dict[tuple[int, int], int] = field(default_factory=dict)  # (lower dev, upper dev) -> link
     port_link: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
+    link_load: np.ndarray = field(default_factory=lambda: np.zeros(0))  # healthy mean share of
+    # line rate of each link's busier direction: faults pick links and switches that carry traffic
 
     def port_id(self, p: int) -> str:
         return f"{self.devices[self.port_dev[p]].name}:{self.port_if[p]}"
@@ -88,26 +90,29 @@ class _Namer:
 
 def build_fabric(rng: np.random.Generator, small: bool = False) -> Fabric:
     """Draw a fabric of 30-80 devices (fewer with `small`, for tests)."""
-    while True:
+    while True:  # oversubscription at most 4:3 at every tier, as AI fabrics are built
         planes = int(rng.choice([1, 2, 2, 3, 4])) if not small else 2
         tiers = int(rng.choice([2, 3])) if not small else 2
         rails = int(rng.choice([1, 2, 2])) if planes > 2 else int(rng.choice([1, 2, 4]))
+        host_speed = float(rng.choice([200, 400])) * GBPS
+        fab_speed = host_speed * float(rng.choice([1, 2]))
+        hosts_per = int(rng.integers(3, 9))
         if tiers == 2:
             groups, pods = int(rng.integers(2, 5)), 1
             spines = int(rng.choice([2, 4]))
             per_plane = groups * rails + spines
+            ok = spines * fab_speed >= 0.75 * hosts_per * host_speed
         else:
             pods = 2
             groups = pods * int(rng.integers(1, 3))
-            aggs, cores_per = 2, int(rng.choice([1, 2]))
+            aggs, cores_per = 2, int(rng.choice([1, 2, 4]))
             per_plane = groups * rails + pods * aggs + aggs * cores_per
-        hosts_per = int(rng.integers(3, 9))
+            ok = (aggs * fab_speed >= 0.75 * hosts_per * host_speed
+                  and cores_per >= 0.75 * (groups // pods) * rails)
         total = planes * per_plane + groups * hosts_per
         lo, hi = (12, 40) if small else (30, 80)
-        if lo <= total <= hi and (not small or groups * hosts_per <= 8):
+        if ok and lo <= total <= hi and (not small or groups * hosts_per <= 8):
             break
-    host_speed = float(rng.choice([200, 400])) * GBPS
-    fab_speed = host_speed * float(rng.choice([1, 2]))
     mixes = (["cumulus"], ["sonic"], ["eos"], ["cumulus", "sonic"], ["cumulus", "sonic", "eos"])
     mix = mixes[int(rng.integers(len(mixes)))]
     style = int(rng.integers(3))

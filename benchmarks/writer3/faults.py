@@ -27,9 +27,12 @@ def _down(state: State, link: int, t0: float, t1: float) -> None:
 
 
 def _fabric_links(fab: Fabric, rng, plane: int | None = None, tier: str | None = None) -> int:
+    """A fabric link that carries traffic (a loss or a fault nothing crosses shows nothing)."""
     cand = [k for k, t in enumerate(fab.link_tier) if t != "host"
             and (plane is None or fab.link_plane[k] == plane) and (tier is None or t == tier)]
-    return int(rng.choice(cand))
+    load = fab.link_load[cand]
+    busy = [k for k, x in zip(cand, load, strict=True) if x >= 0.3 * load.max()]
+    return int(rng.choice(busy or cand))
 
 
 def _host_link(fab: Fabric, rng, jobs: list[Job]) -> tuple[int, int, int, int]:
@@ -189,6 +192,10 @@ def pfc_storm(fab, state, jobs, rng, seconds, variant):
 def load_imbalance(fab, state, jobs, rng, seconds, variant):
     cand = [d for d, dev in enumerate(fab.devices) if dev.role in ("leaf", "agg")
             and sum(1 for (lo, _) in fab.up if lo == d) >= 2]
+    # a switch whose uplinks carry traffic: an uneven split of nothing is no imbalance
+    up_load = np.array([sum(fab.link_load[k] for (lo, _), k in fab.up.items() if lo == d)
+                        for d in cand])
+    cand = [d for d, x in zip(cand, up_load, strict=True) if x >= 0.3 * up_load.max()]
     dev = int(rng.choice(cand))
     ups = [k for (lo, _), k in sorted(fab.up.items()) if lo == dev]
     n = len(ups)

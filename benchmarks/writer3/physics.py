@@ -118,8 +118,8 @@ def _host_level(fab: Fabric, state: State, base: np.ndarray, p: int, r: int, cap
     dn_d = up_d + 1
     line = fab.port_speed[ports[0]] / 8
     shares = _plane_shares(fab, state, r)
-    t0 = base * line * (fab.planes if shares is None else 1.0)
-    if shares is not None:
+    t0 = base * line  # `base` is a share of one port's line rate, on every plane
+    if shares is not None:  # a plane down at either end: its share moves to the others
         t0 = t0 * shares[..., p] * fab.planes
     if state.slow is not None:
         t0 = t0 * state.slow[:, :, None]
