@@ -14,8 +14,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks.writer3 import (CYCLE, HARD, KINDS, _faults, _jobs, measure_load, suite_cases,
-                                write_bundle)
+from benchmarks.writer3 import (
+    CYCLE,
+    HARD,
+    KINDS,
+    _faults,
+    _jobs,
+    measure_load,
+    suite_cases,
+    write_bundle,
+)
 from benchmarks.writer3.fabric import build_fabric
 from benchmarks.writer3.physics import new_state, simulate
 from collectors.store.ingest import ingest_bundle
