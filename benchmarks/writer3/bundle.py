@@ -18,6 +18,13 @@ from .faults import FAULTS
 from .physics import Job, new_state, simulate
 
 WRITER = "writer3"
+# the largest value a counter may hold when the bundle begins: a port that carried petabytes
+# may have flapped a dozen times, not a billion
+BASE_CAP = {"carrier": 30, "carrier_down": 15, "in_errors": 10 ** 5, "in_fcs": 10 ** 5,
+            "out_errors": 10 ** 3, "in_discards": 10 ** 5, "out_discards": 10 ** 5,
+            "symbol": 10 ** 6, "rx_pause": 10 ** 8, "tx_pause": 10 ** 8, "ecn": 10 ** 10,
+            "out_pkts": 10 ** 12, "in_pkts": 10 ** 12, "corrected": 10 ** 13,
+            "rx_paused_us": 10 ** 11, "tx_paused_us": 10 ** 11}
 
 
 @dataclass
@@ -83,7 +90,10 @@ def _values(ctx: Ctx, cnt: Counters, p: int, t: np.ndarray, base: dict, clear: f
     v = cnt.port(p, t)
     out = {}
     for k, x in v.items():
-        y = x + base.setdefault((p, k), float(ctx.rng.integers(0, 10 ** int(ctx.rng.integers(2, 13)))))
+        if (p, k) not in base:  # counting since the port came up: bounded by what it counts
+            mag = 10 ** int(ctx.rng.integers(2, 13))
+            base[p, k] = float(ctx.rng.integers(0, min(mag, BASE_CAP.get(k, 10 ** 15))))
+        y = x + base[p, k]
         if clear is not None:
             y = np.where(t >= clear, x - cnt.port(p, np.array([clear]))[k][0], y)
         out[k] = np.floor(np.maximum(y, 0))
