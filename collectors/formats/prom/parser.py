@@ -479,8 +479,7 @@ def _parse_block(st: _FileState, block: LineBlock, base: int) -> int:
             ts = cut.ts.cast(pl.Int64, strict=False)
             if ts.null_count() > (~cut.has_ts).sum():
                 ok &= ~cut.has_ts | ts.is_not_null().to_numpy()
-            own = ts.to_numpy() if ts.null_count() == 0 else \
-                ts.to_arrow().fill_null(0).to_numpy(zero_copy_only=False)
+            own = ts.fill_null(0).to_numpy()  # (polars: pyarrow's fill_null costs its compute import)
             # a valid time once in ns (the exact parser words the others); the exact grammar
             # has no `+` on a time
             ok &= ~cut.has_ts | ((own >= -(-TS_MIN_NS // st.mult))
