@@ -132,12 +132,14 @@ def hour(out: Path, repeat: int) -> int:
     compile_bytecode()
     db = out / "stores" / f"{bundle.name}.duckdb"
     db.parent.mkdir(parents=True, exist_ok=True)
-    if not db.exists():
+    done = db.with_suffix(".ingested")  # written after a whole ingest: a cut one is redone
+    if not done.exists():
         print(f"ingesting {bundle} into {db} (minutes) ...", flush=True)
         wall, cpu, rc = timed([*FABTWIN, "ingest", "-q", str(bundle), "--db", str(fresh(db))])
         if rc != 0:
             fresh(db)
             raise SystemExit(f"ingest {bundle} failed ({rc})")
+        done.write_text(f"ingest: wall {wall:.1f} s, cpu {cpu:.1f} s\n")
         print(f"ingest: wall {wall:.1f} s, cpu {cpu:.1f} s (load {os.getloadavg()[0]:.1f})")
     walls = []
     for _ in range(repeat):
