@@ -47,10 +47,15 @@ def _statements() -> dict[str, str]:
 
 
 STATEMENTS = _statements()
-# the CREATE TABLE statements of link_residuals and switch_residuals in replay/sql/results.sql
-_RESIDUAL_DDL = [q.query for q in duckdb.extract_statements(RESULT_DDL)
-                 if "TABLE IF NOT EXISTS link_residuals" in q.query
-                 or "TABLE IF NOT EXISTS switch_residuals" in q.query]
+
+
+def _residual_ddl() -> list[str]:
+    """The CREATE TABLE statements of link_residuals and switch_residuals in
+    replay/sql/results.sql (split here, not at import: DuckDB's parser starts its default
+    database, about 30 ms of CPU, that only a read-only store's residuals need)."""
+    return [q.query for q in duckdb.extract_statements(RESULT_DDL)
+            if "TABLE IF NOT EXISTS link_residuals" in q.query
+            or "TABLE IF NOT EXISTS switch_residuals" in q.query]
 
 
 @dataclass
@@ -96,7 +101,7 @@ def compute_residuals(con: duckdb.DuckDBPyConnection, windows: Windows | None = 
         # a store whose link_residuals predates `edge_s`: the column added, the rows replaced
         con.execute("ALTER TABLE main.link_residuals ADD COLUMN IF NOT EXISTS edge_s DOUBLE")
     else:  # the tables' own DDL, as temp tables (a read-only or older store may lack them)
-        for ddl in _RESIDUAL_DDL:
+        for ddl in _residual_ddl():
             con.execute(ddl.replace("CREATE TABLE IF NOT EXISTS", "CREATE TEMP TABLE IF NOT EXISTS"))
     for table in ("link_residuals", "switch_residuals"):
         con.execute(f"DELETE FROM {schema}.{table}")

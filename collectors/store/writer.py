@@ -111,9 +111,18 @@ class Store:
             con.execute(f"SET memory_limit = '{limit}'")
         store = cls(con, str(path))
         store.memory_chosen = memory_limit is not None or DUCKDB_MEMORY.is_set()
-        con.execute(schema_ddl())
-        store._load_counter_map()
-        store._create_views()
+        # one transaction: each DDL statement committing on its own (a WAL write and sync each)
+        # was a third of the CPU and most of the wall time of creating a store
+        con.execute("BEGIN")
+        try:
+            con.execute(schema_ddl())
+            store._load_counter_map()
+            store._create_views()
+            con.execute("COMMIT")
+        except BaseException:
+            with suppress(duckdb.Error):
+                con.execute("ROLLBACK")
+            raise
         store.interrupted = store._remove_interrupted()
         return store
 
@@ -158,7 +167,7 @@ class Store:
         have_map = self.con.execute("SELECT * FROM counter_map ORDER BY ALL").fetchall()
         if have == counters and have_map == rows:
             return
-        self.con.execute("BEGIN")
+        # (within `open`'s transaction)
         self.con.execute("DELETE FROM counters")
         _insert_rows(self.con, "counters", ["counter", "kind", "unit", "description"], counters)
         self.con.execute("DELETE FROM counter_map")
@@ -168,7 +177,6 @@ class Store:
             "UPDATE samples SET counter = m.canonical, value = samples.value * m.scale "
             "FROM files f, counter_map m WHERE samples.counter IS NULL "
             "AND f.file_id = samples.file_id AND m.family = f.family AND m.vendor_name = samples.metric")
-        self.con.execute("COMMIT")
 
     def _create_views(self) -> None:
         """(Re)create the views and macros of `sql/views.sql` unless the store has this very

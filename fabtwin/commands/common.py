@@ -17,15 +17,21 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 
 from collectors.settings import SettingError, check_all
 from collectors.settings import db as default_db
 
 DEFAULT_DB = default_db()  # read once, as click shows it in --help
-err = Console(stderr=True)
 EXIT_INCIDENTS = 5  # investigate / replay: the diagnosis found incidents
 EXIT_NO_TELEMETRY = 6  # investigate / replay: nothing to diagnose in the bundle or window
+
+
+def err():
+    """rich's Console on stderr, made only when a command may draw progress: importing rich
+    costs about 50 ms of CPU that `-q` never needs."""
+    from rich.console import Console
+
+    return Console(stderr=True)
 
 
 class Command(click.Command):
@@ -176,10 +182,8 @@ class Steps:
 def progress(quiet: bool, text: str) -> Iterator[Steps]:
     """A transient progress line on stderr for the block: `text`, a spinner or a bar, the time
     elapsed. Nothing when `quiet` or when stderr is not a terminal (a log file, a pipe)."""
-    from rich.console import Console
-
-    console = Console(stderr=True)
-    if quiet or not console.is_terminal:
+    console = None if quiet else err()
+    if console is None or not console.is_terminal:
         yield Steps()
         return
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn

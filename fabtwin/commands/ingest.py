@@ -77,7 +77,7 @@ def ingest(bundle: Path, db: str, as_json: bool, strict: bool, quiet: bool,
             for path in store.interrupted:
                 click.echo(f"fabtwin: removed {path}: an earlier ingest was interrupted while "
                            "loading it", err=True)
-            summary = _ingest_with_progress(store, bundle, not quiet and err.is_terminal,
+            summary = _ingest_with_progress(store, bundle, not quiet and err().is_terminal,
                                              workers, follow_symlinks, host, collected_at,
                                              interface)
         if is_lake(db):
@@ -126,7 +126,7 @@ def _ingest_with_progress(store: Store, bundle: Path, show: bool,
 
     columns = (TextColumn("ingest"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
                TextColumn("{task.description}"))
-    with Progress(*columns, console=err, transient=True) as bar:
+    with Progress(*columns, console=err(), transient=True) as bar:
         task = bar.add_task("", total=None)
 
         def on_progress(rel: str, done: int, total: int) -> None:

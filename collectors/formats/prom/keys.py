@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
+
+from collectors.core.lineblocks import string_series
 
 SEED = 0x5EED
 UNKNOWN = -2  # `find`'s id for a key not seen yet (-1 is a known key the exact parser takes)
@@ -125,8 +126,9 @@ class KeyIndex:
         if keys.len() == 0:
             return
         first = self.keys.len()
-        # a copy of the keys' bytes: the block a key was cut from is freed with the block
-        keys = pl.Series("key", pa.array(keys.to_arrow()).cast(pa.large_string()), dtype=pl.String)
+        # a copy of the keys' bytes (exported as large_string): the block a key was cut from is
+        # freed with the block
+        keys = string_series("key", keys.to_arrow(compat_level=pl.CompatLevel.oldest()))
         self.keys = pl.concat([self.keys, keys], rechunk=True)
         self.key_ids = np.concatenate([self.key_ids, ids.cast(pl.Int64).to_numpy()])
         hashes = np.concatenate([self.hashes, key_hashes(keys)])

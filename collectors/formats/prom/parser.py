@@ -263,7 +263,8 @@ def _sniff(head: str, rel: str) -> bool:
     if len(lines) > 1 and len(head) >= 16000:
         lines = lines[:-1]  # the last line may be cut
     meta = samples = labelled = other = 0
-    for raw in lines[:400]:
+    lines = lines[:400]
+    for i, raw in enumerate(lines):
         line = raw.rstrip("\r")
         s = line.strip()
         if not s:
@@ -278,6 +279,11 @@ def _sniff(head: str, rel: str) -> bool:
             parse_value(value)
         except BadLine:
             other += 1
+            # no verdict below can be true any more, whatever the lines left: stop (every
+            # other format's file, a NIC snapshot above all, is offered here first)
+            left = len(lines) - i - 1
+            if other >= samples + meta + left and other * 10 > samples + left:
+                return False
             continue
         samples += 1
         labelled += bool(labels)
@@ -479,8 +485,7 @@ def _parse_block(st: _FileState, block: LineBlock, base: int) -> int:
             ts = cut.ts.cast(pl.Int64, strict=False)
             if ts.null_count() > (~cut.has_ts).sum():
                 ok &= ~cut.has_ts | ts.is_not_null().to_numpy()
-            own = ts.to_numpy() if ts.null_count() == 0 else \
-                ts.to_arrow().fill_null(0).to_numpy(zero_copy_only=False)
+            own = ts.fill_null(0).to_numpy()  # (polars: pyarrow's fill_null costs its compute import)
             # a valid time once in ns (the exact parser words the others); the exact grammar
             # has no `+` on a time
             ok &= ~cut.has_ts | ((own >= -(-TS_MIN_NS // st.mult))

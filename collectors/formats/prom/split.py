@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from collectors.core.lineblocks import LineBlock
+from collectors.core.lineblocks import LineBlock, string_series
 
 # bytes kept in a view itself (Arrow's string_view layout), and the masks of a word's first k bytes
 _INLINE = 12
@@ -60,7 +60,7 @@ class BlockText:
         """A String Series of views (`view_words`) into `data`."""
         arr = pa.Array.from_buffers(pa.string_view(), len(words) // 2,
                                     [None, pa.py_buffer(words), self.buffer])
-        return pl.Series(name, arr, dtype=pl.String)
+        return string_series(name, arr)
 
     def view_words(self, starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
         """Arrow string views of data[starts[i]:starts[i] + lens[i]], two uint64 each."""
