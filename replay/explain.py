@@ -12,19 +12,13 @@ drowning every other cell.
 Candidates are the detectors' incidents and, for each, the alternatives that compete for the
 same residual (the port at the other end, the other planes' ports showing the same counter, the
 other kinds at the same link). Each is a set of templates over cells, the twin's prediction of
-what the fault changes (`Hypothesis`), its victims' symptoms included: a reroute around a link
-down (where it was down the whole window) or at a lower speed (the twin's routing, no free
-parameter) and what the ends miscount around its transitions, a loss rate on a link (the
-receiver's deficit), pause frames a port emits and the PFC tree they grow (the paused ports'
-ECN, the relays' pauses upstream), ECN marks at an overloaded egress and pauses to its feeders
-(and the hot ports `replay.roots` found it explains: the receiver's other planes, hot
-feeders), uneven shares of a switch's uplinks (ECMP). Amplitudes are fitted, never negative.
-A greedy forward search adds the fault that explains most beyond its penalty (BIC: half the
-log of the number of cells per fitted template), up to MAX_FAULTS, among the candidates whose
-own ports still show what they predict there: a candidate whose signature the chosen faults
-explain (its own ports' cells: less than VICTIM of what it explained there alone remains, or
-no more than its penalty) is a victim, evidence of that root, however much of the root's tree
-it would mop up; a quieter fault whose own ports nothing chosen explains is a second root.
+what the fault changes (`Hypothesis`): a reroute around a link down or at a lower speed (the
+twin's routing, no free parameter), a loss rate on a link (the receiver's deficit), pause frames
+a port emits and the PFC tree they grow, ECN marks at an overloaded egress and pauses to its
+feeders, uneven shares of a switch's uplinks (ECMP). Amplitudes are fitted, never negative. A
+greedy search adds the fault that explains most beyond its penalty (BIC: half the log of the
+number of cells per fitted template), up to MAX_FAULTS. A candidate whose residual the chosen
+faults explain is evidence of that root (a victim), not a root.
 
 Scores follow the explanation: a chosen root scores above 0.5, more the larger its share of the
 residual and its margin over the penalty; a candidate that explains nothing beyond noise scores
@@ -47,7 +41,6 @@ from replay.stored import iso as _iso
 from twin.topology import TopologyError
 
 MAX_FAULTS = 3
-DECIDE = False  # explain()'s default: the twin's search ranks (True) or the detectors do (False)
 VICTIM = 0.5  # a candidate the chosen faults leave less than this share of its gain is a victim
 
 
@@ -61,24 +54,21 @@ class Outcome:
     chosen: bool = False
     pred: np.ndarray | None = None
     victim_of: Outcome | None = None
-    own: np.ndarray | None = None  # its signature's cells (`_own`)
-    own_alone: float = 0.0  # gain there on the whole residual
 
 
 def explain(con: duckdb.DuckDBPyConnection, incidents: list[Incident],
-            decide: bool | None = None) -> list[Incident]:
+            decide: bool = False) -> list[Incident]:
     """Explain the detectors' incidents on the twin; with `decide`, also score and re-root them
     by the twin's search (the list to rank then holds the chosen roots and the twin's own finds).
 
-    `decide` None is DECIDE. Without it (DECIDE False: see its measurement in the commit log
-    and `benchmarks/decide_modes.py`) each incident keeps its detector's score and set, and
+    `decide` is off by default: measured on the project's writer and writer2 with the current
+    detectors, the search's rivals displaced true roots the detectors had (the project's writer
+    100% -> 75% top-1 over 12 bundles), so each incident keeps its detector's score and set, and
     its explanation says what the twin makes of it (its share of the residual, whether the
     twin's search chose it, the runner-up); one the twin finds no residual for beyond the
-    bundle's noise scores at most 0.5. Without a stored replay (no cabling the twin accepts, or
-    a store diagnosed without replay) the incidents keep their detectors' scores and say so in
-    their explanation.
+    bundle's noise scores at most 0.5. Without a stored replay (no cabling the twin accepts, or a store diagnosed without replay)
+    the incidents keep their detectors' scores and say so in their explanation.
     """
-    decide = DECIDE if decide is None else decide
     m = _model(con)
     if m is None:
         for inc in incidents:
@@ -106,15 +96,21 @@ def explain(con: duckdb.DuckDBPyConnection, incidents: list[Incident],
                 hyps[h.key] = h
     outcomes = {}
     for key, h in hyps.items():
-        gain, pred, h.amps = m.fit(h, m.z0)
-        o = outcomes[key] = Outcome(h, gain, own=_own(m, h))
-        o.own_alone = _own_gain(o, m.z0, pred)
+        gain, _, h.amps = m.fit(h, m.z0)
+        outcomes[key] = Outcome(h, gain)
     chosen = _search(m, outcomes)
     resid = m.z0.copy()
     for o in chosen:
         resid -= o.pred
     if not decide:
         return _advise(m, incidents, hyps, outcomes, resid, chosen)
+    for o in outcomes.values():  # victims: significant alone, explained by the chosen ones
+        if o.chosen or o.alone <= m.penalty(o.h):
+            o.victim_of = None
+            continue
+        gain, _, amps = m.fit(o.h, resid)
+        if o.victim_of is None and gain <= m.penalty(o.h, amps):
+            o.victim_of = max(chosen, key=lambda r, o=o: m.fit(o.h, resid + r.pred)[0], default=None)
     out: list[Incident] = []
     for o in chosen:
         inc = o.h.incident or Incident(o.h.kind, o.h.root_type, o.h.root_id, o.h.start, o.h.end,
@@ -185,35 +181,8 @@ def _model(con: duckdb.DuckDBPyConnection) -> Model | None:
     return Model(con, grid) if grid is not None else None
 
 
-def _own(m: Model, h: Hypothesis) -> np.ndarray:
-    """The flat cells of h's prediction at its own ports: its signature (a fault shows where it
-    is; what it predicts elsewhere is its victims')."""
-    idx = _cells_of(m, h)
-    return idx[np.isin((idx // m.n_w) % m.n_p, h.root_ports)]
-
-
-def _own_gain(o: Outcome, resid: np.ndarray, pred: np.ndarray) -> float:
-    i = o.own
-    return float(loss(resid[i]).sum() - loss(resid[i] - pred[i]).sum())
-
-
-def _explained_own(m: Model, o: Outcome, resid: np.ndarray) -> tuple[float, float, float]:
-    """o fitted on resid: (gain, gain at its own ports, penalty)."""
-    gain, pred, amps = m.fit(o.h, resid)
-    return gain, _own_gain(o, resid, pred), m.penalty(o.h, amps)
-
-
-def _is_victim(o: Outcome, own: float, pen: float) -> bool:
-    """Its signature is what other faults explain: what it still explains at its own ports is
-    within its penalty, or less than VICTIM of what it explained there alone."""
-    return own <= pen or own < VICTIM * o.own_alone
-
-
 def _search(m: Model, outcomes: dict[tuple[str, str], Outcome]) -> list[Outcome]:
-    """Greedy forward selection: add the fault whose gain beyond its penalty is largest, among
-    those whose own ports still show what they predict there (a candidate whose signature the
-    chosen faults explain is their victim, however much of their tree it would mop up), up to
-    MAX_FAULTS."""
+    """Greedy: add the fault whose gain beyond its penalty is largest, up to MAX_FAULTS."""
     resid = m.z0.copy()
     chosen: list[Outcome] = []
     for _ in range(MAX_FAULTS):
@@ -222,32 +191,26 @@ def _search(m: Model, outcomes: dict[tuple[str, str], Outcome]) -> list[Outcome]
             if o.chosen or o.victim_of is not None:
                 continue
             gain, pred, amps = m.fit(o.h, resid)
-            pen = m.penalty(o.h, amps)
-            net = gain - pen
-            if net <= best_net or _is_victim(o, _own_gain(o, resid, pred), pen):
-                continue
-            best, best_net, best_pred, best_gain = o, net, pred, gain
-            o.h.amps = amps
+            net = gain - m.penalty(o.h, amps)
+            if net > best_net:
+                best, best_net, best_pred, best_gain = o, net, pred, gain
+                o.h.amps = amps
         if best is None:
             break
         best.chosen, best.pred, best.marginal = True, best_pred, best_gain
         resid = resid - best_pred
         chosen.append(best)
         for o in outcomes.values():
-            # another kind of fault at the same entity is a rival explanation of the same
-            # residual, not a second fault
-            if not o.chosen and o.victim_of is None and o.h.root_id == best.h.root_id:
+            if o.chosen or o.victim_of is not None:
+                continue
+            # what the chosen fault explains most of is its victim; another kind of fault at the
+            # same entity is a rival explanation of the same residual, not a second fault
+            if o.h.root_id == best.h.root_id or m.fit(o.h, resid)[0] < VICTIM * o.alone:
                 o.victim_of = best
     for o in chosen:  # each one's gain given all the others
         others = resid + o.pred
         o.marginal, o.pred, o.h.amps = m.fit(o.h, others)
         resid = others - o.pred
-    for o in outcomes.values():  # victims: significant alone, their signature explained
-        if o.chosen or o.victim_of is not None or o.alone <= m.penalty(o.h):
-            continue
-        _, own, pen = _explained_own(m, o, resid)
-        if _is_victim(o, own, pen) and chosen:
-            o.victim_of = max(chosen, key=lambda r, o=o: _explained_own(m, o, resid + r.pred)[1])
     return chosen
 
 
@@ -332,11 +295,7 @@ def _why(m: Model, o: Outcome, r: Outcome, gain: float, rival_gain: float,
          rival_amps: list[float]) -> str:
     """Why the runner-up lost: less explained, or as much for more parameters, and the cell
     it leaves unexplained that the winner explains."""
-    if r.victim_of is o and r.h.root_id != o.h.root_id:
-        head = (f"a victim: what it predicts at its own ports is what this fault explains "
-                f"(alone it explains {r.alone / max(m.total, 1e-12):.0%} of the residual, "
-                "most of it this fault's symptoms)")
-    elif rival_gain - m.penalty(r.h, rival_amps) <= 0:
+    if rival_gain - m.penalty(r.h, rival_amps) <= 0:
         head = "explains nothing beyond noise"
     elif rival_gain < gain:
         head = f"explains {rival_gain / max(m.total, 1e-12):.0%} of the residual, against {gain / max(m.total, 1e-12):.0%}"

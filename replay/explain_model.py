@@ -28,17 +28,6 @@ def _near(span: np.ndarray) -> np.ndarray:
     return on[:-2] | on[1:-1] | on[2:]
 
 
-def _trusted(deficit: np.ndarray) -> np.ndarray:
-    """A conservation residual (ports x windows) where both ends counted the whole window: NaN
-    in the first and last windows and beside one either end did not report (partial, reset),
-    where the ends' clocks and sampling decide what each counted, not the link
-    (`replay.link_faults` trusts the same windows)."""
-    ok = np.isfinite(deficit)
-    inner = np.zeros_like(ok)
-    inner[:, 1:-1] = ok[:, 1:-1] & ok[:, :-2] & ok[:, 2:]
-    return np.where(inner, deficit, np.nan)
-
-
 def loss(z: np.ndarray) -> np.ndarray:
     """Huber loss of a residual beyond the dead zone (noise units)."""
     e = np.maximum(np.abs(z) - DEAD_ZONE, 0.0)
@@ -104,7 +93,7 @@ class Model:
         for d, (tx, rx) in zip(DERIVED, (("tx_bytes", "rx_bytes"), ("tx_packets", "rx_packets")),
                                strict=True):
             k = KI[d]
-            obs[k] = _trusted(obs[KI[tx]][peer] - obs[KI[rx]])  # what the peer sent, not received
+            obs[k] = obs[KI[tx]][peer] - obs[KI[rx]]  # what the peer sent that this port missed
             with np.errstate(invalid="ignore", divide="ignore"):
                 size = np.nanmedian(grid.observed[KI["tx_bytes"]] / grid.observed[KI["tx_packets"]])
             unit = cap if d.endswith("bytes") else cap / (size if np.isfinite(size) and size > 1 else 4096)

@@ -12,7 +12,6 @@ from replay.explain_model import KI, NAMES, Hypothesis, Model, Template, _near, 
 from replay.stored import Incident
 
 ALTERNATIVES = 6  # competing candidates per counter read from the residual around an incident
-FULLY_DOWN = 0.99  # down share of a window the reroute is predicted in (a sample's rounding)
 
 
 def _span(m: Model, inc: Incident) -> np.ndarray:
@@ -65,29 +64,9 @@ def link_hypothesis(m: Model, kind: str, link: str, start, end, inc: Incident | 
         m.template("down events", [("link_down_events", c, events.astype(float)),
                                    ("link_down_events", c + m.c, events.astype(float))]),
     ) if t is not None]
-    # around each transition the two ends stop and resume counting at different moments (and
-    # what was in flight is lost): what one end sent and the other counted differs there, either
-    # way and by no rate, so each such window and direction is its own amplitude
-    step = np.abs(np.diff(down, prepend=down[0], append=down[-1]))
-    edges = np.flatnonzero((step[:-1] + step[1:] > 0) | (events > 0))
-    for r in (c, c + m.c):
-        s = m.peer(r)
-        for w in edges:
-            one = np.zeros(m.n_w)
-            one[w] = 1.0
-            for sign, what in ((1.0, "fewer"), (-1.0, "more")):
-                t = m.template(f"{m.grid.ports[r]} counted {what} than sent around a transition", [
-                    ("rx_deficit_bytes", r, sign * np.nan_to_num(m.obs[KI["tx_bytes"], s]) * one),
-                    ("rx_deficit_packets", r,
-                     sign * np.nan_to_num(m.obs[KI["tx_packets"], s]) * one)], amax=1.0)
-                if t is not None:
-                    h.templates.append(t)
     if down.any() and m.fabric.cable_tier[c] > 0:
         tx, rx = m.router.loads(c, down=down)
-        # in a window the link spent partly down, what the ends counted depends on when in
-        # the window each sampled (clock skew, jitter): the reroute is predicted where the
-        # link was down all the window; the down share and events cover the rest
-        t = _reroute_templates(m, "reroute", tx, rx, (down >= FULLY_DOWN).astype(float))
+        t = _reroute_templates(m, "reroute", tx, rx, down)
         if t is not None:
             h.templates.append(t)
     return h if h.templates else None
@@ -156,18 +135,6 @@ def _pause_tree(m: Model, device: str, plane: int, skip: set[int], span: np.ndar
                     h.templates.append(t)
 
 
-def _explained_by_root(m: Model, x: int, inc: Incident | None) -> list[int]:
-    """The ports a detector's congestion root at x explains: its hot ports (the incident's
-    `victim_ports`) and the receiver's other planes' leaf ports."""
-    if inc is None:
-        return []
-    out = [m.index[v] for v in inc.impact.get("victim_ports", []) if v in m.index]
-    host = m.device[int(m.peer(x))]
-    if host in m.hosts:
-        out += [int(m.peer(q)) for q in m.ports_of.get(host, [])]
-    return [q for q in dict.fromkeys(out) if q != x]
-
-
 def congestion_hypothesis(m: Model, port: str, start, end, inc: Incident | None) -> Hypothesis | None:
     """congestion at an egress port: ECN marks and a queue there, pauses to its feeders."""
     x = m.index.get(port)
@@ -180,16 +147,6 @@ def congestion_hypothesis(m: Model, port: str, start, end, inc: Incident | None)
         return None
     h.templates.append(t)
     _pause_tree(m, m.device[x], int(m.plane[x]), {x}, span, h)
-    # the ports `replay.roots.congestion_roots` found a root explains (the hot feeders of its
-    # switch; the receiver's other planes: the NIC spreads what it receives over its planes,
-    # one incast named at the plane with the overload): their ECN and pause trees are its
-    # consequences. A rival at one of those ports explains nothing of the root's.
-    for q in _explained_by_root(m, x, inc):
-        t = m.template(f"ECN at {m.grid.ports[q]} (explained by the root)",
-                       [("ecn_marked", q, span)])
-        if t is not None:
-            h.templates.append(t)
-            _pause_tree(m, m.device[q], int(m.plane[q]), {q, x}, span, h)
     return h if h.templates else None
 
 

@@ -88,16 +88,15 @@ def check_telemetry(con: duckdb.DuckDBPyConnection, t_from: datetime | None,
 
 
 def diagnose(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
-             t_to: datetime | None = None, decide: bool | None = None) -> list[Incident]:
+             t_to: datetime | None = None) -> list[Incident]:
     """Every detector's incidents, tested on the twin (`replay.explain`: scored by how much of
     the residual each explains, victims folded into their roots, each with its explanation),
-    those overlapping [t_from, t_to], ranked by score (then start). `decide`: whether the twin's
-    search ranks (`replay.explain.explain`; None: its default). Reads only."""
+    those overlapping [t_from, t_to], ranked by score (then start). Reads only."""
     with views_once(con):
         incidents: list[Incident] = []
         for detector in DETECTORS:
             incidents.extend(detector(con))
-        incidents = explain(con, incidents, decide)
+        incidents = explain(con, incidents)
     if t_from is not None:
         incidents = [i for i in incidents if i.end is None or i.end >= t_from]
     if t_to is not None:
