@@ -176,8 +176,9 @@ async def test_key_bar_on_screen_is_cut_at_a_whole_key(store_copy):
     app = FabtwinApp(str(store_copy))
     async with app.run_test(size=(80, 24)) as pilot:
         await open_first_incident(app, pilot)
-        shown = str(app.screen.query_one(KeyBar).render())
-        assert shown == key_text("incident", 80).plain and "Esc Back" in shown
+        bar = app.screen.query_one(KeyBar)  # its width: the screen's less a scroll bar
+        shown = str(bar.render())
+        assert shown == key_text("incident", bar.size.width).plain and "Esc Back" in shown
 
 
 def test_tui_on_a_missing_bundle_refuses_and_makes_no_store(tmp_path, monkeypatch):
@@ -242,3 +243,27 @@ async def test_drill_down_without_events_says_so(store_copy):
         assert [str(c) for c in events.get_row_at(0)][-1] == "no events recorded for this entity"
         await pilot.press("tab", "enter")  # the placeholder opens nothing
         assert scope(app) == "entity" and len(app.screen_stack) == 2
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_the_explanation_box_says_how_to_reach_its_hidden_lines(store_copy, size):
+    """Its border says how many lines it hides and the key (shown in the key bar) that
+    focuses it; the arrows then scroll it, the border counting down; `e` goes back."""
+    app = FabtwinApp(str(store_copy))
+    async with app.run_test(size=size) as pilot:
+        await open_first_incident(app, pilot)
+        box = app.screen.query_one("#evidence-box")
+        await until(pilot, lambda: box.max_scroll_y > 0 and "more lines" in str(box.border_title))
+        hidden = round(box.max_scroll_y)
+        assert str(box.border_title) == f"why it was ranked · e, then ↓: {hidden} more lines"
+        assert " e Why " in str(app.screen.query_one(KeyBar).render())
+        await pilot.press("e")
+        assert box.has_focus
+        await pilot.press("down")
+        await until(pilot, lambda: box.scroll_y == 1)
+        await until(pilot, lambda: f"{hidden - 1} more line" in str(box.border_title))
+        assert str(box.border_title).startswith("why it was ranked · ↓ PgDn: ")
+        await pilot.press("e")
+        assert app.screen.query_one("#affected", DataTable).has_focus
+        await until(pilot, lambda: str(box.border_title) ==
+                    f"why it was ranked · e, then ↓: {hidden - 1} more lines")
