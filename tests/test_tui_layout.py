@@ -10,7 +10,7 @@ from textual.widgets import DataTable, TextArea
 
 from fabtwin.cli import main
 from fabtwin.tui.app import FabtwinApp
-from fabtwin.tui.bars import KeyBar, key_text
+from fabtwin.tui.bars import KeyBar, key_items, key_text
 from fabtwin.tui.resultview import ResultsGrid
 
 pytest_plugins = ["tui_fixtures"]
@@ -123,14 +123,62 @@ def test_key_bar_fits_80_columns_and_shows_help_and_the_way_out(room):
         assert "1-5 Screens" in bar
     if room in ("incident", "drill", "entity"):
         assert "Esc Back" in bar
+    assert ("^Q Quit" if room == "sql" else "q Quit") in bar  # the way out of the UI, always
+
+
+@pytest.mark.parametrize("room", ["incidents", "incident", "fabric", "events", "sql"])
+def test_a_narrow_key_bar_drops_the_screens_own_keys_before_quit(room):
+    """From 120 columns down to the help's, the way back's, quit's and the tabs' width: the
+    bar fits, keeps them, and shows what it keeps in the full bar's order."""
+    full = [f"{key} {label}" for key, label, _rank in key_items(room)]
+    quit_ = "^Q Quit" if room == "sql" else "q Quit"
+    must = [k for k in full if k.endswith((" Help", " Back", " Leave editor", " Quit", " Screens"))]
+    for width in range(120, sum(len(k) + 1 for k in must) - 1, -1):
+        bar = key_text(room, width).plain
+        assert len(bar) <= width
+        assert bar.startswith(("? Help", "F1 Help")) and quit_ in bar
+        assert all(f"{k} " in bar for k in must), (width, bar)
+        shown = [k for k in full if f"{k} " in bar]
+        assert bar == "".join(f"{k} " for k in shown)  # whole keys, in the full bar's order
+
+
+async def test_every_screen_shows_quit_in_its_key_bar_at_80x24(store_copy):
+    """Pilot: the key bar drawn on each screen at 80 columns ends with the way out."""
+    app = FabtwinApp(str(store_copy))
+    seen = {}
+    async with app.run_test(size=(80, 24)) as pilot:
+        async def look() -> None:
+            await pilot.pause()
+            seen[scope(app)] = str(app.screen.query_one(KeyBar).render())
+
+        await until(pilot, lambda: app.screen.query_one("#incidents", DataTable).row_count)
+        await look()
+        await open_first_incident(app, pilot)
+        await look()
+        await pilot.press("d")
+        await until(pilot, lambda: scope(app) == "drill")
+        await look()
+        await pilot.press("escape", "r")
+        await until(pilot, lambda: scope(app) == "entity")
+        await look()
+        for key, room in (("2", "fabric"), ("3", "events"), ("5", "checks"), ("f5", "sql")):
+            await pilot.press(key)
+            await until(pilot, lambda room=room: scope(app) == room)
+            await look()
+    assert set(seen) == {"incidents", "incident", "drill", "entity", "fabric", "events",
+                         "checks", "sql"}
+    for room, bar in seen.items():
+        assert len(bar.rstrip()) <= 80 and (" ^Q Quit " if room == "sql" else " q Quit ") in bar, \
+            (room, bar)
 
 
 async def test_key_bar_on_screen_is_cut_at_a_whole_key(store_copy):
     app = FabtwinApp(str(store_copy))
     async with app.run_test(size=(80, 24)) as pilot:
         await open_first_incident(app, pilot)
-        shown = str(app.screen.query_one(KeyBar).render())
-        assert shown == key_text("incident", 80).plain and "Esc Back" in shown
+        bar = app.screen.query_one(KeyBar)  # its width: the screen's less a scroll bar
+        shown = str(bar.render())
+        assert shown == key_text("incident", bar.size.width).plain and "Esc Back" in shown
 
 
 def test_tui_on_a_missing_bundle_refuses_and_makes_no_store(tmp_path, monkeypatch):
@@ -195,3 +243,27 @@ async def test_drill_down_without_events_says_so(store_copy):
         assert [str(c) for c in events.get_row_at(0)][-1] == "no events recorded for this entity"
         await pilot.press("tab", "enter")  # the placeholder opens nothing
         assert scope(app) == "entity" and len(app.screen_stack) == 2
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_the_explanation_box_says_how_to_reach_its_hidden_lines(store_copy, size):
+    """Its border says how many lines it hides and the key (shown in the key bar) that
+    focuses it; the arrows then scroll it, the border counting down; `e` goes back."""
+    app = FabtwinApp(str(store_copy))
+    async with app.run_test(size=size) as pilot:
+        await open_first_incident(app, pilot)
+        box = app.screen.query_one("#evidence-box")
+        await until(pilot, lambda: box.max_scroll_y > 0 and "more lines" in str(box.border_title))
+        hidden = round(box.max_scroll_y)
+        assert str(box.border_title) == f"why it was ranked · e, then ↓: {hidden} more lines"
+        assert " e Why " in str(app.screen.query_one(KeyBar).render())
+        await pilot.press("e")
+        assert box.has_focus
+        await pilot.press("down")
+        await until(pilot, lambda: box.scroll_y == 1)
+        await until(pilot, lambda: f"{hidden - 1} more line" in str(box.border_title))
+        assert str(box.border_title).startswith("why it was ranked · ↓ PgDn: ")
+        await pilot.press("e")
+        assert app.screen.query_one("#affected", DataTable).has_focus
+        await until(pilot, lambda: str(box.border_title) ==
+                    f"why it was ranked · e, then ↓: {hidden - 1} more lines")

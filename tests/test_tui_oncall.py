@@ -355,6 +355,10 @@ async def test_wjh_drops_show_on_their_port(real_samples, tmp_path, private_stat
         await pilot.press("3")
         events = app.screen.query_one("#events", DataTable)
         await until(pilot, lambda: events.row_count == 2)
+        # the events table tells each drop's record, not its JSON
+        assert [str(events.get_row_at(r)[4]) for r in range(2)] == [
+            "Source MAC is multicast, Error, 283 packets",
+            "Source MAC is multicast, Error, 287 packets"]
         await pilot.press("enter")
         await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen")
         assert app.screen.ident == "neo-switch01:swp8"

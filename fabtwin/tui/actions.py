@@ -84,11 +84,13 @@ ACTIONS: tuple[Action, ...] = (
     Action("s", "sort", "Sort", "incidents"),
     Action("enter", "open", "Open", "incidents", palette=False),
     Action("escape", "clear_filter", "Clear filter", "incidents", show=False),
+    # in the order a narrow key bar keeps them: `c` last, the plot's title tells it
     Action("r", "root_cause", "Root cause", "incident"),
-    Action("c", "next_counter", "Counter", "incident"),
+    Action("e", "toggle_explanation", "Why", "incident"),
     Action("d", "drill_down", "Drill", "incident"),
     Action("x", "export_ticket", "Export", "incident"),
     Action("f", "fabric_at_start", "Fabric", "incident"),
+    Action("c", "next_counter", "Counter", "incident"),
     # the tables' titles say "Enter opens": the key bar keeps its 80 columns for the rest
     Action("enter", "open_affected", "Open", "incident", show=False, palette=False),
     Action("escape", "back", "Back", "incident"),

@@ -8,11 +8,20 @@ from datetime import datetime
 from textual.widgets import DataTable
 
 from fabtwin.tui.counts import plural
+from fabtwin.tui.records import wjh_fields
 from fabtwin.units import count
 
 
 def _when(t: datetime | None) -> str:
     return f"{t:%m-%d %H:%M:%S}" if t else "-"
+
+
+def drop_text(message: str | None) -> str:
+    """A drop event's record as one line for the events table: `Source MAC is multicast,
+    Error, 283 packets` (the parts the record has); a message that is not a record: its text."""
+    reason, severity, n, _first, _last = wjh_fields(message)
+    packets = None if n is None else f"{count(n)} packet{'' if n == 1 else 's'}"
+    return ", ".join(p for p in (reason, severity, packets) if p)
 
 
 def fill_drops(table: DataTable, rows: list[tuple]) -> None:

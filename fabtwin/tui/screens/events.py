@@ -11,6 +11,7 @@ from textual.widgets import DataTable, Input, Static
 from fabtwin.tui.actions import bindings
 from fabtwin.tui.bars import KeyBar, TitleBar
 from fabtwin.tui.counts import event_rows
+from fabtwin.tui.drops import drop_text
 from fabtwin.tui.plot import merge_spans
 from fabtwin.tui.tables import cursor_key
 
@@ -95,7 +96,9 @@ class EventsScreen(Screen):
         for i, (ts, dev, ifn, k, msg) in enumerate(self.rows):
             key = f"{i}|job|{dev}" if k.startswith("job_") else (
                 f"{i}|port|{dev}:{ifn}" if ifn else f"{i}|device|{dev}")
-            table.add_row(f"{ts:%m-%d %H:%M:%S.%f}"[:-3], dev, ifn, k, (msg or "")[:100], key=key)
+            # a WJH drop's message is its JSON record: told as reason, severity, packets
+            text = drop_text(msg) if k == "drop" else msg or ""
+            table.add_row(f"{ts:%m-%d %H:%M:%S.%f}"[:-3], dev, ifn, k, text[:100], key=key)
         self.query_one("#filters", Static).update(Text(
             f"{event_rows([r[3] for r in self.rows], self.total, bool(self.device or kind))}   "
             f"device: {self.device or 'any'}   "

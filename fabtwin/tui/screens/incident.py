@@ -7,7 +7,6 @@ from datetime import timedelta
 from pathlib import Path
 
 from textual.app import ComposeResult
-from textual.containers import VerticalScroll
 from textual.markup import escape
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
@@ -19,6 +18,7 @@ from fabtwin.tui.actions import bindings
 from fabtwin.tui.bars import KeyBar, TitleBar
 from fabtwin.tui.data import Incident, Series, counters_for
 from fabtwin.tui.plot import plot_height, render_plot
+from fabtwin.tui.scrollbox import HintedScroll
 from fabtwin.tui.tables import cursor_key
 
 
@@ -46,7 +46,8 @@ class IncidentScreen(Screen):
         yield TitleBar()
         yield Static("", classes="summary", id="head")
         yield Static("", id="plot")
-        with VerticalScroll(id="evidence-box"):
+        # its border says how to reach the lines it hides (e focuses it, then the arrows scroll)
+        with HintedScroll("why it was ranked", "e", id="evidence-box"):
             yield Static("", id="evidence")
         affected = DataTable(cursor_type="row", id="affected")
         affected.styles.height = "auto"  # the app's CSS gives every table 1fr, and wins
@@ -70,7 +71,7 @@ class IncidentScreen(Screen):
         self.evidence, self.explanation = evidence, self.app.data.explanation(inc.rank)
         why = escape(as_text(self.explanation))
         self.query_one("#evidence", Static).update(
-            f"[b]why it was ranked[/b]\n{why}\n"
+            f"{why}\n"
             "[b]evidence[/b]\n" + ("\n".join(lines) if lines else "none recorded"))
         self._fill_affected()
         self.query_one("#affected", DataTable).focus()
@@ -172,6 +173,11 @@ class IncidentScreen(Screen):
             self.app.open_job(ident)
         else:
             self.app.open_entity(kind, ident, self.incident.start)
+
+    def action_toggle_explanation(self) -> None:
+        """e: into the explanation and evidence box (the arrows scroll it), and out again."""
+        box = self.query_one("#evidence-box", HintedScroll)
+        (self.query_one("#affected", DataTable) if box.has_focus else box).focus()
 
     def action_back(self) -> None:
         self.app.pop_screen()
