@@ -106,12 +106,16 @@ class Frames:
         self.ready = None
         self.at = 0.0
         self.shown = asyncio.Event()
+        self.painted: tuple | None = None  # (ready, time): an earlier frame to note on the way
         display = app._display
 
         def hook(screen, renderable) -> None:  # every frame goes through App._display
             display(screen, renderable)  # which drops it while updates are held (a batch)
-            if (self.ready is not None and renderable is not None and not app._batch_count
-                    and self.ready()):
+            if renderable is None or app._batch_count:
+                return
+            if self.painted and not self.painted[1] and self.painted[0]():
+                self.painted = (self.painted[0], (time.perf_counter(), time.process_time()))
+            if self.ready is not None and self.ready():
                 self.ready, self.at = None, time.perf_counter()
                 self.shown.set()
 
@@ -176,12 +180,19 @@ async def measure(db: Path, read_s: float = 1.0) -> dict[str, tuple[float, float
             clock.stop("(background: other screens built, after open)")
         await asyncio.sleep(max(0.0, read_s - (time.perf_counter() - clock.t)))
 
-        async def timed(key: str, ready, name: str) -> None:
+        async def timed(key: str, ready, name: str, painted=None) -> None:
+            """From the key to the first frame where `ready()` holds; with `painted`, also
+            to the first frame where it holds (the screen's frame, before its data)."""
             await pilot.pause()  # idle before the key, as a user's press finds it
             frames.expect(ready)
+            frames.painted = (painted, None) if painted else None
             clock.start()
             send_key(app, key)
+            t, c = clock.t, clock.c
             clock.stop(name, await frames.wait(name))
+            if painted and frames.painted and frames.painted[1]:
+                at, cpu = frames.painted[1]
+                clock.figures[f"({name}: its frame painted)"] = (at - t, cpu - c)
 
         def head() -> str:
             return str(app.screen.query_one("#head").render())
@@ -207,10 +218,16 @@ async def measure(db: Path, read_s: float = 1.0) -> dict[str, tuple[float, float
                         f"fabric: window step {k + 1} ({'back' if k < 5 else 'on'})")
         await pilot.pause()
         frames.expect(screen_is("EntityScreen", lambda: bool(app.screen.all_series)))
+        frames.painted = (screen_is("EntityScreen"), None)
         clock.start()
+        t, c = clock.t, clock.c
         app.open_entity("device", LEAF, app.screen.windows[app.screen.index])
         clock.stop(f"drill-down on {LEAF} (64 ports), plots drawn",
                    await frames.wait("the leaf's drill-down"))
+        if frames.painted[1]:
+            clock.figures[f"(drill-down on {LEAF}: its frame painted)"] = (
+                frames.painted[1][0] - t, frames.painted[1][1] - c)
+        frames.painted = None
         await pilot.press("escape")
         await pilot.press("1")
         incidents = app.screen.query_one("#incidents")
@@ -219,13 +236,15 @@ async def measure(db: Path, read_s: float = 1.0) -> dict[str, tuple[float, float
             await pilot.pause()
             kind = str(incidents.get_row_at(row)[1])
             await timed("enter", screen_is("IncidentScreen", lambda: app.screen.series is not None),
-                        f"incident detail ({kind}), plot drawn")
+                        f"incident detail ({kind}), plot drawn", screen_is("IncidentScreen"))
             await timed("r", screen_is("EntityScreen", lambda: app.screen.series is not None
                                        and bool(app.screen.all_series)),
-                        f"drill-down on the root cause ({kind}), plots drawn")
+                        f"drill-down on the root cause ({kind}), plots drawn",
+                        screen_is("EntityScreen"))
             await timed("escape", screen_is("IncidentScreen"), f"back to the incident ({kind})")
             await timed("d", screen_is("DrillScreen", lambda: bool(app.screen.lines)),
-                        f"incident drill-down ({kind}: its ends and their peers), lines drawn")
+                        f"incident drill-down ({kind}: its ends and their peers), lines drawn",
+                        screen_is("DrillScreen"))
             await timed("escape", screen_is("IncidentScreen"), f"back to the incident ({kind})")
             await timed("escape", screen_is("IncidentsScreen"), "back to the incidents")
         await pilot.press("f5")

@@ -61,7 +61,7 @@ async def test_incident_detail_plots_and_jumps_to_the_root_cause(store_copy):
         await until(pilot, lambda: app.screen.query_one("#incidents", DataTable).row_count)
         await pilot.press("enter")
         await until(pilot, lambda: type(app.screen).__name__ == "IncidentScreen"
-                    and app.screen.series is not None)
+                    and app.screen.series is not None and app.screen.loaded)
         head = text_of(app, "#head")
         assert "link_flap" in head and FLAP in head and "flapped 3 time(s)" in head
         assert "down_at=03:02:00.099Z" in text_of(app, "#evidence")  # the date is in the head
@@ -70,7 +70,7 @@ async def test_incident_detail_plots_and_jumps_to_the_root_cause(store_copy):
         await pilot.press("c")
         await until(pilot, lambda: app.screen.series.counter == "rx_bytes_per_s")
         await pilot.press("r")
-        await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen")
+        await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen" and app.screen.loaded)
         assert app.screen.kind == "link" and app.screen.ident == FLAP
         await until(pilot, lambda: app.screen.all_series)
         every = text_of(app, "#all")
@@ -94,7 +94,7 @@ async def test_affected_links_of_an_incident_open_a_drill_down(store_copy):
         affected = app.screen.query_one("#affected", DataTable)
         assert column(affected, 1)[:2] == ["leaf-p0-01:swp5", "leaf-p0-01:swp5--spine-p0-01:swp1"]
         await pilot.press("down", "enter")
-        await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen")
+        await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen" and app.screen.loaded)
         assert (app.screen.kind, app.screen.ident) == ("link", "leaf-p0-01:swp5--spine-p0-01:swp1")
 
 
@@ -125,7 +125,7 @@ async def test_fabric_heatmap_steps_windows_and_marks_the_down_link(store_copy):
         assert "0 down" in text_of(app, "#head")
         heat.cursor_coordinate = heat.cursor_coordinate.__class__(1, 1)
         await pilot.press("enter")
-        await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen")
+        await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen" and app.screen.loaded)
         assert (app.screen.kind, app.screen.ident) == ("link", FLAP)
 
 
@@ -134,7 +134,7 @@ async def test_fabric_at_an_incident_start_puts_the_cursor_on_its_link(store_cop
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: app.screen.query_one("#incidents", DataTable).row_count)
         await pilot.press("enter")  # the flap
-        await until(pilot, lambda: type(app.screen).__name__ == "IncidentScreen")
+        await until(pilot, lambda: type(app.screen).__name__ == "IncidentScreen" and app.screen.loaded)
         await pilot.press("f")
         await until(pilot, lambda: type(app.screen).__name__ == "FabricScreen"
                     and "1 down" in text_of(app, "#head") and "..." not in text_of(app, "#head"))
@@ -142,7 +142,7 @@ async def test_fabric_at_an_incident_start_puts_the_cursor_on_its_link(store_cop
         heat = app.screen.query_one("#heatmap", HeatGrid)
         assert heat.cursor_coordinate == Coordinate(1, 1)  # leaf-p0-02 x spine-p0-01: the flap
         await pilot.press("enter")
-        await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen")
+        await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen" and app.screen.loaded)
         assert (app.screen.kind, app.screen.ident) == ("link", FLAP)
 
 
@@ -160,7 +160,7 @@ async def test_events_filter_by_kind_and_device_and_open_a_port(store_copy):
         await pilot.press("slash", *"spine")
         assert set(column(table, 1)) == {"spine-p0-01"} and table.row_count == 3
         await pilot.press("enter", "enter")  # leave the filter box, open the first row
-        await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen")
+        await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen" and app.screen.loaded)
         assert (app.screen.kind, app.screen.ident) == ("port", "spine-p0-01:swp2")
         await pilot.press("escape", "escape")
         assert len(column(table, 3)) > 6  # filters cleared
@@ -268,7 +268,7 @@ async def test_help_lists_every_action_and_palette_runs_them(store_copy):
         await pilot.press(*"open device spine-p0-03")
         await pilot.pause(0.5)
         await pilot.press("enter")
-        await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen")
+        await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen" and app.screen.loaded)
         assert (app.screen.kind, app.screen.ident) == ("device", "spine-p0-03")
 
 

@@ -62,7 +62,7 @@ async def test_findings_listed_and_each_entity_opens_its_view(checked_copy, size
         await pilot.press("enter")
         assert app.focused is entities
         await pilot.press("enter")
-        await until(pilot, lambda: scope(app) == "entity")
+        await until(pilot, lambda: scope(app) == "entity" and app.screen.loaded)
         assert (app.screen.kind, app.screen.ident) == ("port", "gpu-node-0003:eth2")
         await pilot.press("escape")
         await until(pilot, lambda: scope(app) == "checks")
@@ -73,7 +73,7 @@ async def test_findings_listed_and_each_entity_opens_its_view(checked_copy, size
         ents = [str(entities.get_row_at(r)[0]) for r in range(entities.row_count)]
         assert ents == ["leaf-p1-03", "spine-p1-02"]
         await pilot.press("enter", "j", "enter")
-        await until(pilot, lambda: scope(app) == "entity")
+        await until(pilot, lambda: scope(app) == "entity" and app.screen.loaded)
         assert (app.screen.kind, app.screen.ident) == ("device", "spine-p1-02")
 
 

@@ -30,7 +30,7 @@ async def test_fabric_from_an_incident_after_stepping_shows_its_window_and_link(
         await until(pilot, lambda: type(app.screen).__name__ == "IncidentsScreen")
         await until(pilot, lambda: app.screen.query_one("#incidents", DataTable).row_count)
         await pilot.press("enter")  # the flap
-        await until(pilot, lambda: type(app.screen).__name__ == "IncidentScreen")
+        await until(pilot, lambda: type(app.screen).__name__ == "IncidentScreen" and app.screen.loaded)
         await pilot.press("f")
         await until(pilot, lambda: app.screen is fabric and "..." not in text_of(app, "#head")
                     and "checking" not in text_of(app, "#head"))
@@ -39,7 +39,7 @@ async def test_fabric_from_an_incident_after_stepping_shows_its_window_and_link(
         assert heat.cursor_coordinate == Coordinate(1, 1)  # leaf-p0-02 x spine-p0-01: the flap
         assert str(heat.get_cell_at(Coordinate(1, 1))).strip() == "DN"  # redrawn in place
         await pilot.press("enter")
-        await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen")
+        await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen" and app.screen.loaded)
         assert (app.screen.kind, app.screen.ident) == ("link", FLAP)
 
 
@@ -67,7 +67,7 @@ async def test_fabric_draws_host_links_and_goes_to_a_host_ports_incident(store_c
         await until(pilot, lambda: incidents.row_count)
         await pilot.press("down")  # #2, the PFC storm on gpu-node-0011:eth0
         await pilot.press("enter")
-        await until(pilot, lambda: type(app.screen).__name__ == "IncidentScreen")
+        await until(pilot, lambda: type(app.screen).__name__ == "IncidentScreen" and app.screen.loaded)
         assert app.screen.incident.kind == "pfc_storm"
         await pilot.press("f")
         await until(pilot, lambda: type(app.screen).__name__ == "FabricScreen"
@@ -78,7 +78,7 @@ async def test_fabric_draws_host_links_and_goes_to_a_host_ports_incident(store_c
         assert heat.column_labels[4:] == ["h1", "h2", "h3", "h4"]
         assert str(heat.get_cell_at(Coordinate(2, 7))).strip().isdigit()  # utilization drawn
         await pilot.press("enter")
-        await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen")
+        await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen" and app.screen.loaded)
         assert (app.screen.kind, app.screen.ident) == ("link", STORM)
 
 

@@ -34,7 +34,7 @@ def scope(app) -> str:
 async def open_first_incident(app, pilot) -> None:
     await until(pilot, lambda: app.screen.query_one("#incidents", DataTable).row_count)
     await pilot.press("enter")
-    await until(pilot, lambda: scope(app) == "incident" and app.screen.series is not None)
+    await until(pilot, lambda: scope(app) == "incident" and app.screen.series is not None and app.screen.loaded)
     await pilot.pause()
 
 
@@ -57,7 +57,7 @@ async def test_drill_down_shows_peers_and_events(store_copy, size):
     async with app.run_test(size=size) as pilot:
         await open_first_incident(app, pilot)
         await pilot.press("r")
-        await until(pilot, lambda: scope(app) == "entity" and app.screen.series is not None)
+        await until(pilot, lambda: scope(app) == "entity" and app.screen.series is not None and app.screen.loaded)
         await pilot.pause()
         for table in ("#peers", "#events"):
             assert lines_on_screen(app, app.screen.query_one(table, DataTable)) >= 4, table
@@ -73,7 +73,7 @@ async def test_1_returns_to_the_incidents_list_from_any_depth(store_copy):
         await until(pilot, lambda: scope(app) == "incidents")
         await open_first_incident(app, pilot)
         await pilot.press("r")
-        await until(pilot, lambda: scope(app) == "entity")
+        await until(pilot, lambda: scope(app) == "entity" and app.screen.loaded)
         await pilot.press("2")
         await until(pilot, lambda: scope(app) == "fabric")
         await pilot.press("1")

@@ -31,7 +31,7 @@ async def open_incident(app, pilot, kind: str) -> None:
     """From the incidents list, the incident of `kind`, as a user would: filter, Enter."""
     await until(pilot, lambda: app.screen.query_one("#incidents", DataTable).row_count)
     await pilot.press("slash", *kind, "enter", "enter")
-    await until(pilot, lambda: type(app.screen).__name__ == "IncidentScreen")
+    await until(pilot, lambda: type(app.screen).__name__ == "IncidentScreen" and app.screen.loaded)
     assert app.screen.incident.kind == kind
 
 
@@ -86,7 +86,7 @@ async def test_drill_down_starts_on_the_kinds_counter_both_ends_and_peers_in_the
         lines = drill.query_one("#lines", DataTable)
         assert column(lines, 0)[:2] == drill.own
         await pilot.press("enter")
-        await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen")
+        await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen" and app.screen.loaded)
         assert (app.screen.kind, app.screen.ident) == ("port", drill.own[0])
 
 
@@ -263,7 +263,7 @@ async def test_j_and_k_move_in_every_table_and_y_copies_the_id_or_the_row(store_
         await pilot.press("j", "j", "j", "k")
         assert events.cursor_row == 2 and events.row_count > 6  # no kind filter applied
         await pilot.press("1", "slash", *"link_flap", "enter", "enter")
-        await until(pilot, lambda: type(app.screen).__name__ == "IncidentScreen")
+        await until(pilot, lambda: type(app.screen).__name__ == "IncidentScreen" and app.screen.loaded)
         affected = app.screen.query_one("#affected", DataTable)
         await pilot.press("j")
         assert affected.cursor_row == 1
@@ -360,7 +360,7 @@ async def test_wjh_drops_show_on_their_port(real_samples, tmp_path, private_stat
             "Source MAC is multicast, Error, 283 packets",
             "Source MAC is multicast, Error, 287 packets"]
         await pilot.press("enter")
-        await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen")
+        await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen" and app.screen.loaded)
         assert app.screen.ident == "neo-switch01:swp8"
         drops = app.screen.query_one("#drops", DataTable)
         assert drops.display and drops.row_count == 2
@@ -419,7 +419,7 @@ async def test_a_port_without_drops_hides_the_wjh_table(store_copy):
     async with app.run_test(size=(80, 24)) as pilot:
         await open_incident(app, pilot, "link_flap")
         await pilot.press("r")
-        await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen")
+        await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen" and app.screen.loaded)
         drops = app.screen.query_one("#drops", DataTable)
         assert not drops.display and drops.row_count == 0
 

@@ -36,7 +36,8 @@ async def _first_incident(pilot) -> None:
     """The incident ranked first, opened from the list, its plot loaded."""
     await _until(pilot, _rows(pilot, "#incidents"))
     await pilot.press("enter")
-    await _until(pilot, lambda: getattr(pilot.app.screen, "series", None) is not None)
+    await _until(pilot, lambda: getattr(pilot.app.screen, "series", None) is not None
+                 and pilot.app.screen.loaded)  # the plot and the tables: workers fill both
 
 
 @SIZES
@@ -62,7 +63,7 @@ def test_drill_down_screen(snap_compare, store_copy, size):
         await _first_incident(pilot)
         await pilot.press("r")
         await _until(pilot, lambda: getattr(pilot.app.screen, "SCOPE", "") == "entity"
-                     and pilot.app.screen.series is not None)
+                     and pilot.app.screen.series is not None and pilot.app.screen.loaded)
         await pilot.pause()
 
     assert snap_compare(FabtwinApp(str(store_copy)), terminal_size=size, run_before=ready)

@@ -19,6 +19,7 @@ import duckdb
 import numpy as np
 
 from collectors.store.readonly import open_readonly
+from fabtwin.tui.fabric_cache import cached_fabric
 from fabtwin.tui.fabric_windows import (
     build_layout,
     natural_key,
@@ -416,10 +417,16 @@ class StoreData:
 
     # -- fabric -----------------------------------------------------------------------------
     def fabric(self):
-        """The fabric of the store's cabling (replay.fabric.fabric_from_store), or None."""
-        return self._once("fabric", self._discover)
+        """The fabric of the store's cabling (replay.fabric.fabric_from_store), or None;
+        discovered once per store in the process (fabric_cache)."""
+        def once():
+            fab, self._fabric_error = cached_fabric(self.db, self._discover)
+            return fab
 
-    def _discover(self):
+        return self._once("fabric", once)
+
+    def _discover(self) -> tuple[object, str | None]:
+        """(the fabric, None), or (None, why it cannot be built)."""
         # imported here: networkx and the twin stay out of the UI's start-up
         from replay.fabric import fabric_from_store
         from twin.topology import TopologyError
@@ -429,12 +436,10 @@ class StoreData:
             # replay's capacities when there are, the cabling's default otherwise
             found = self._read(lambda cur: [fabric_from_store(cur, speeds=False)])
         except TopologyError as exc:
-            self._fabric_error = str(exc)
-            return None
+            return None, str(exc)
         if not found:  # a DuckDB file without a neighbors table
-            self._fabric_error = "no cabling: ingest LLDP (lldpctl -f json) or a containerlab topology first"
-            return None
-        return found[0]
+            return None, "no cabling: ingest LLDP (lldpctl -f json) or a containerlab topology first"
+        return found[0], None
 
     @property
     def fabric_error(self) -> str | None:

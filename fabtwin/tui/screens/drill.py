@@ -79,16 +79,9 @@ class DrillScreen(Screen):
     def on_mount(self) -> None:
         inc, data = self.incident, self.app.data
         self.title = f"Drill-down #{inc.rank}: {inc.kind} {inc.root_id}"
-        self.own = self._own_ports()
-        if self.own:
-            self.peers = data.uplink_peers(self.own)[:MAX_PEERS]
-        else:  # a device: its equal-cost uplinks (all its ports when no replay says which)
-            self.peers = (data.uplinks_of(inc.root_id) if inc.root_type == "device" else []) \
-                or data.entity_ports(inc.root_type, inc.root_id)
-            self.peers = self.peers[:MAX_PEERS]
         if inc.start is not None:
             self.view = initial_view(inc.start, inc.end)
-        else:  # no time recorded: the store's last ten minutes
+        else:  # no time recorded: the store's last ten minutes (time_range is read once)
             last = data.time_range()[1] or datetime(1970, 1, 1)
             self.view = (last - timedelta(minutes=10), last)
         self.query_one("#lines", DataTable).focus()
@@ -103,21 +96,35 @@ class DrillScreen(Screen):
             ports += [peer for _p, peer, _l in self.app.data.peers(ports) if peer not in ports]
         return ports
 
+    def _ports(self) -> tuple[list[str], list[str]]:
+        """The incident's own ports and their peers (read on the worker's thread)."""
+        inc, data = self.incident, self.app.data
+        own = self._own_ports()
+        if own:
+            return own, data.uplink_peers(own)[:MAX_PEERS]
+        # a device: its equal-cost uplinks (all its ports when no replay says which)
+        peers = (data.uplinks_of(inc.root_id) if inc.root_type == "device" else []) \
+            or data.entity_ports(inc.root_type, inc.root_id)
+        return own, peers[:MAX_PEERS]
+
     def _load(self) -> None:
-        """Read every line's counter over twice the view (so that a zoom out shows at once)."""
+        """Read every line's counter over twice the view (so that a zoom out shows at once);
+        the ports first, on the first load (off the UI thread: the frame paints at once)."""
         assert self.view is not None
         span = self.view[1] - self.view[0]
         t0, t1 = self.view[0] - span / 2, self.view[1] + span / 2
-        data, counter, ports = self.app.data, self.counter_name, self.own + self.peers
+        data, counter = self.app.data, self.counter_name
+        known = (self.own, self.peers) if self.own or self.peers else None
 
-        def fetch() -> tuple[tuple[datetime, datetime], list[Series]]:
-            return (t0, t1), data.port_series_each(ports, counter, t0, t1)  # one scan
+        def fetch() -> tuple[tuple[datetime, datetime], list[str], list[str], list[Series]]:
+            own, peers = known or self._ports()
+            return (t0, t1), own, peers, data.port_series_each(own + peers, counter, t0, t1)
 
         self.run_worker(fetch, thread=True, exclusive=True, group="drill")
 
     def on_worker_state_changed(self, event) -> None:
         if event.worker.group == "drill" and event.worker.is_finished and event.worker.result:
-            self.loaded, series = event.worker.result
+            self.loaded, self.own, self.peers, series = event.worker.result
             ports = self.own + self.peers
             self.lines = [Line(p, s, p in self.own) for p, s in zip(ports, series, strict=True)]
             self._fill_table()

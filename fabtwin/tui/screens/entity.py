@@ -41,6 +41,9 @@ class EntityScreen(Screen):
         self.counter = 0
         self.series: Series | None = None
         self.all_series: list[Series] = []
+        self.ports: list[str] = []  # known once a worker has read them
+        self._series_ports: list[str] = []  # the ports the plot sums
+        self.loaded = False  # the tables are filled (tests wait for it)
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
@@ -56,36 +59,43 @@ class EntityScreen(Screen):
         yield KeyBar(self.SCOPE)
 
     def on_mount(self) -> None:
-        data = self.app.data
+        # the frame paints at once; the store is read on worker threads (the tables' facts and
+        # the counters, side by side) and each part fills in when it arrives
         self.title = f"{self.kind} {self.ident}"
-        self.ports = data.entity_ports(self.kind, self.ident)
-        devices = sorted({p.split(":", 1)[0] for p in self.ports}) or [self.ident]
+        self.query_one("#head", Static).update(f"[b]{self.kind} {escape(self.ident)}[/b]  loading...")
+        self.query_one("#peers", DataTable).focus()
+        data, kind, ident = self.app.data, self.kind, self.ident
+        self.run_worker(lambda: _facts(data, kind, ident), thread=True, group="facts")
+        self._load()
+
+    def _fill(self, facts: dict) -> None:
+        """The head and the peers, events and drops tables, from what _facts read."""
+        self.ports = ports = facts["ports"]
+        devices = sorted({p.split(":", 1)[0] for p in ports}) or [self.ident]
         peers = self.query_one("#peers", DataTable)
+        peers.add_columns("port", "peer", "link")
         if self.kind in ("device", "host"):
-            peers.add_columns("port", "peer", "link")
-            linked = {p: (peer, link) for p, peer, link in data.peers(self.ports)}
-            for p in self.ports:
+            linked = {p: (peer, link) for p, peer, link in facts["peers"]}
+            for p in ports:
                 peer, _link = linked.get(p, ("", ""))
                 peers.add_row(p, peer, _link, key=f"port|{p}")
-            peers.border_title = f"{plural(len(self.ports), 'port')} (Enter opens)"
+            peers.border_title = f"{plural(len(ports), 'port')} (Enter opens)"
         else:
-            peers.add_columns("port", "peer", "link")
-            for p, peer, link in data.peers(self.ports):
+            for p, peer, link in facts["peers"]:
                 peers.add_row(p, peer, link, key=f"port|{peer}")
             for d in devices:
                 peers.add_row(d, "", "device", key=f"device|{d}")
             peers.border_title = "peers and devices (Enter opens)"
         if not peers.row_count:
             peers.add_row("no ports or cabling known for this entity", "", "", key="none|")
-        jobs = data.jobs_of(devices)
-        head = f"[b]{self.kind} {escape(self.ident)}[/b]  {plural(len(self.ports), 'port')}"
+        jobs = facts["jobs"]
+        head = f"[b]{self.kind} {escape(self.ident)}[/b]  {plural(len(ports), 'port')}"
         if jobs:
             head += escape("  jobs: " + ", ".join(f"{j[0]} ({j[1] or '-'})" for j in jobs[:5]))
         self.query_one("#head", Static).update(head)
         events = self.query_one("#events", DataTable)
         events.add_columns("time", "device", "ifname", "kind", "message")
-        rows = data.events_of(self.ports if self.kind in ("port", "link") else [],
-                              devices if self.kind in ("device", "host") else [])
+        rows = facts["events"]
         for i, (ts, dev, ifn, kind, msg) in enumerate(rows):
             events.add_row(f"{ts:%m-%d %H:%M:%S.%f}"[:-3], dev, ifn, kind, (msg or "")[:80],
                            key=f"{i}|port|{dev}:{ifn}" if ifn else f"{i}|device|{dev}")
@@ -93,12 +103,12 @@ class EntityScreen(Screen):
             events.add_row("", "", "", "", "no events recorded for this entity", key="none|")
         events.border_title = plural(len(rows), "event")
         drops = self.query_one("#drops", DataTable)
-        fill_drops(drops, data.drops_of(self.ports))
+        fill_drops(drops, facts["drops"])
         if drops.display:  # three tables under the plot: each keeps a header and two rows
             for table in self.query(DataTable):  # at 80x24 (three 1fr of 4 overflowed)
                 table.styles.min_height = 3
-        self.query_one("#peers", DataTable).focus()
-        self._load()
+        self.loaded = True
+        self._draw()  # the plot's rows depend on whether the drops show
 
     def _plot_rows(self) -> int:
         """plot_height's rows, two fewer when the WJH drops take a third table's rows (at
@@ -110,22 +120,25 @@ class EntityScreen(Screen):
         """Every counter of the entity over the hour around self.around, in one scan of its
         samples: one sparkline each, and the plot of the current one (with the twin's
         expectation, from the replay's table)."""
-        # a link's story is one direction: its first port's tx is its peer's rx
-        ports = self.ports[:1] if self.kind == "link" else self.ports
-        data = self.app.data
-        if self.around is None:  # the store's last hour
-            self.around = (data.time_range()[1] or datetime(1970, 1, 1)) - HALF
-        t0, t1, counter = self.around - HALF, self.around + HALF, self.counter
+        data, kind, ident, around, counter = (self.app.data, self.kind, self.ident,
+                                              self.around, self.counter)
 
-        def fetch() -> tuple[list[Series], Series]:
+        def fetch() -> tuple[list[str], datetime, list[Series], Series]:
+            ports = data.entity_ports(kind, ident)
+            # a link's story is one direction: its first port's tx is its peer's rx
+            ports = ports[:1] if kind == "link" else ports
+            when = around
+            if when is None:  # the store's last hour
+                when = (data.time_range()[1] or datetime(1970, 1, 1)) - HALF
+            t0, t1 = when - HALF, when + HALF
             every = data.port_series_many(ports, list(RATE_COUNTERS), t0, t1)
-            return every, data.with_expected(every[counter], ports, t0, t1)
+            return ports, when, every, data.with_expected(every[counter], ports, t0, t1)
 
         self.run_worker(fetch, thread=True, group="all")
 
     def _load_series(self) -> None:
         """The plot of the current counter, from the samples already read."""
-        ports = self.ports[:1] if self.kind == "link" else self.ports
+        ports = self._series_ports
         data, t0, t1 = self.app.data, self.around - HALF, self.around + HALF
         observed = self.all_series[self.counter]
         self.run_worker(lambda: data.with_expected(observed, ports, t0, t1), thread=True,
@@ -134,10 +147,13 @@ class EntityScreen(Screen):
     def on_worker_state_changed(self, event) -> None:
         if not event.worker.is_finished or not event.worker.result:
             return
+        if event.worker.group == "facts":
+            self._fill(event.worker.result)
+            return
         if event.worker.group == "series":
             self.series = event.worker.result
         elif event.worker.group == "all":
-            self.all_series, self.series = event.worker.result
+            self._series_ports, self.around, self.all_series, self.series = event.worker.result
         self._draw()
 
     def on_resize(self) -> None:
@@ -151,7 +167,7 @@ class EntityScreen(Screen):
                 render_sparklines(self.all_series, self.size.width - 4))
         if self.series is None:
             return
-        what = self.ports[0] if self.kind == "link" and self.ports else self.ident
+        what = self._series_ports[0] if self.kind == "link" and self._series_ports else self.ident
         summed = " (sum of its ports)" if self.kind in ("device", "host") else ""
         self.query_one("#plot", Static).update(render_plot(
             self.series, self.size.width - 4, height=self._plot_rows(),
@@ -178,3 +194,14 @@ class EntityScreen(Screen):
 
     def action_back(self) -> None:
         self.app.pop_screen()
+
+
+def _facts(data, kind: str, ident: str) -> dict:
+    """What the entity screen's head and tables show, read from the store (off the UI
+    thread): its ports, their cabling, its jobs, events and WJH drops."""
+    ports = data.entity_ports(kind, ident)
+    devices = sorted({p.split(":", 1)[0] for p in ports}) or [ident]
+    return {"ports": ports, "peers": data.peers(ports), "jobs": data.jobs_of(devices),
+            "events": data.events_of(ports if kind in ("port", "link") else [],
+                                     devices if kind in ("device", "host") else []),
+            "drops": data.drops_of(ports)}

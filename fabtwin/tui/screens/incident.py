@@ -41,6 +41,10 @@ class IncidentScreen(Screen):
         self.counters = counters_for(incident.kind)
         self.counter = 0
         self.series: Series | None = None
+        self._plot_ports: list[str] = []
+        self.evidence: list[dict] = []  # read by a worker (the ticket export waits for it)
+        self.explanation: dict | None = None
+        self.loaded = False  # the evidence and the affected table are filled (tests wait)
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
@@ -63,28 +67,46 @@ class IncidentScreen(Screen):
             f"[b]#{inc.rank} {escape(inc.kind)}[/b]  score {inc.score:.2f}  {when}\n"
             f"root cause: [b]{escape(inc.root_type)} {escape(inc.root_id)}[/b]\n"
             f"{escape(inc.summary)}")
-        evidence = self.app.data.evidence(inc.rank)
+        self.query_one("#evidence", Static).update("loading...")
+        self.query_one("#affected", DataTable).focus()
+        # the frame paints at once; the store is read on worker threads (the evidence and the
+        # affected jobs, the plot's counter, side by side) and each part fills in on arrival
+        data, rank, links, hosts = self.app.data, inc.rank, self._links(), \
+            [p.split(":", 1)[0] for p in inc.ports()]
+
+        def facts() -> tuple[list[dict], dict | None, list[tuple]]:
+            return (data.evidence(rank), data.explanation(rank),
+                    data.jobs_of(data.hosts_of_links(links) + hosts))
+
+        self.run_worker(facts, thread=True, group="facts")
+        self._load_series()
+
+    def _links(self) -> list[str]:
+        """The incident's affected links and, for a link's fault, its root cause."""
+        inc = self.incident
+        links = list(inc.impact.get("links", []))
+        return links + [inc.root_id] if inc.root_type == "link" else links
+
+    def _fill(self, evidence: list[dict], explanation: dict | None, jobs: list[tuple]) -> None:
+        """The explanation, the evidence and the affected table, from what the worker read."""
+        inc = self.incident
         day = f"{inc.start:%Y-%m-%d}" if inc.start else ""  # the head says the date once
         lines = [escape(evidence_line(e, day)) for e in evidence[:20]]
         if len(evidence) > 20:
             lines.append(f"... and {len(evidence) - 20} more (SQL: incident_evidence)")
-        self.evidence, self.explanation = evidence, self.app.data.explanation(inc.rank)
+        self.evidence, self.explanation = evidence, explanation
         why = escape(as_text(self.explanation))
         self.query_one("#evidence", Static).update(
             f"{why}\n"
             "[b]evidence[/b]\n" + ("\n".join(lines) if lines else "none recorded"))
-        self._fill_affected()
-        self.query_one("#affected", DataTable).focus()
-        self._load_series()
+        self._fill_affected(jobs)
+        self.loaded = True
 
-    def _fill_affected(self) -> None:
-        inc, data = self.incident, self.app.data
+    def _fill_affected(self, found: list[tuple]) -> None:
+        inc = self.incident
         table = self.query_one("#affected", DataTable)
         table.add_columns("affected", "id", "detail")
         table.add_row("root cause", inc.root_id, inc.root_type, key=f"{inc.root_type}|{inc.root_id}")
-        links = [x for x in inc.impact.get("links", [])]
-        if inc.root_type == "link":
-            links.append(inc.root_id)
         for key, values in inc.impact.items():
             if not isinstance(values, list):
                 continue
@@ -92,8 +114,7 @@ class IncidentScreen(Screen):
                 kind = {"links": "link", "jobs": "job"}.get(key, "auto")
                 if kind != "job":
                     table.add_row(key, str(v), "", key=f"{kind}|{v}")
-        jobs = {j[0]: j for j in data.jobs_of(data.hosts_of_links(links)
-                                              + [p.split(":", 1)[0] for p in inc.ports()])}
+        jobs = {j[0]: j for j in found}
         for job_id in inc.impact.get("jobs", []):
             jobs.setdefault(str(job_id), (job_id, "", None, None, ""))
         for job_id, tenant, start, _end, state in jobs.values():
@@ -102,23 +123,26 @@ class IncidentScreen(Screen):
         table.border_title = "affected (Enter opens)"
 
     def _load_series(self) -> None:
-        inc = self.incident
-        ports = inc.ports()[:1] or self.app.data.entity_ports(inc.root_type, inc.root_id)
+        inc, data = self.incident, self.app.data
         pad = timedelta(minutes=5)
         t0 = inc.start - pad if inc.start else None
         t1 = (inc.end or inc.start) + pad if inc.start else None
         counter = self.counters[self.counter]
 
-        def fetch() -> Series:
-            return self.app.data.port_series(ports, counter, t0, t1)
+        def fetch() -> tuple[list[str], Series]:
+            ports = inc.ports()[:1] or data.entity_ports(inc.root_type, inc.root_id)
+            return ports, data.port_series(ports, counter, t0, t1)
 
         self.run_worker(fetch, thread=True, exclusive=True, group="series")
-        self._plot_ports = ports
 
     def on_worker_state_changed(self, event) -> None:
-        if event.worker.group == "series" and event.worker.is_finished and event.worker.result:
-            self.series = event.worker.result
+        if not event.worker.is_finished or not event.worker.result:
+            return
+        if event.worker.group == "series":
+            self._plot_ports, self.series = event.worker.result
             self._draw()
+        elif event.worker.group == "facts":
+            self._fill(*event.worker.result)
 
     def on_resize(self) -> None:
         self._draw()
@@ -142,6 +166,10 @@ class IncidentScreen(Screen):
 
     def action_export_ticket(self) -> None:
         """incident-<rank>.md and .json in the working directory, for the ticket."""
+        if not self.loaded:  # the evidence is still being read: a ticket without it misleads
+            self.notify("the evidence is still loading: export again in a moment",
+                        severity="warning")
+            return
         try:
             md, js = write_ticket(self.incident, self.evidence, self.explanation, Path.cwd())
         except OSError as exc:
