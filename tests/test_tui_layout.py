@@ -253,6 +253,12 @@ async def test_the_explanation_box_says_how_to_reach_its_hidden_lines(store_copy
     async with app.run_test(size=size) as pilot:
         await open_first_incident(app, pilot)
         box = app.screen.query_one("#evidence-box")
+        await until(pilot, lambda: app.screen.loaded and box.virtual_size.height > 0)
+        await pilot.pause()
+        if size == (120, 40) and box.max_scroll_y == 0:
+            # at 120x40 the top incident's explanation may fit whole: then the border says so
+            assert str(box.border_title) == "why it was ranked"
+            return
         await until(pilot, lambda: box.max_scroll_y > 0 and "more lines" in str(box.border_title))
         hidden = round(box.max_scroll_y)
         assert str(box.border_title) == f"why it was ranked · e, then ↓: {hidden} more lines"
@@ -265,5 +271,7 @@ async def test_the_explanation_box_says_how_to_reach_its_hidden_lines(store_copy
         assert str(box.border_title).startswith("why it was ranked · ↓ PgDn: ")
         await pilot.press("e")
         assert app.screen.query_one("#affected", DataTable).has_focus
-        await until(pilot, lambda: str(box.border_title) ==
-                    f"why it was ranked · e, then ↓: {hidden - 1} more lines")
+        left = hidden - 1
+        await until(pilot, lambda: str(box.border_title) == (
+            f"why it was ranked · e, then ↓: {left} more line{'' if left == 1 else 's'}"
+            if left else "why it was ranked"))
