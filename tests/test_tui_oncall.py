@@ -399,7 +399,7 @@ async def test_wjh_drops_on_a_degraded_link_show_on_its_port_as_the_diagnosis_re
         await until(pilot, lambda: app.screen.query("#incidents"))
         app.open_entity("port", "leaf-p0-01:swp7")
         await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen"
-                    and app.screen.query("#drops") and app.screen.series is not None)
+                    and app.screen.loaded and app.screen.series is not None)
         drops = app.screen.query_one("#drops", DataTable)
         assert drops.display and drops.row_count == 3
         rows = [[str(c) for c in drops.get_row_at(r)] for r in range(3)]
