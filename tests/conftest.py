@@ -76,3 +76,16 @@ def ray_cluster():
     yield ray
     if started:
         ray.shutdown()
+
+
+def ingested_facts(con) -> dict:
+    """What a writer's bundle became in a store: its ports, devices, links and rejects (the
+    writer tests check them against the bundle's labels and planted bad lines)."""
+    return {
+        "ports": {d + ":" + i for d, i in con.execute(
+            "SELECT DISTINCT device, ifname FROM samples WHERE ifname IS NOT NULL").fetchall()},
+        "devices": {r[0] for r in con.execute("SELECT DISTINCT device FROM samples").fetchall()},
+        "links": {r[0] for r in con.execute("SELECT link_id FROM links").fetchall()},
+        "rejects": con.execute("SELECT path, reason FROM rejects").fetchall(),
+    }
+

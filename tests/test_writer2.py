@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import ingested_facts
 
 from benchmarks.writer2 import CYCLE, HARD, KINDS, write_bundle
 from collectors.store.ingest import ingest_bundle
@@ -45,11 +46,7 @@ def ingested(request, tmp_path_factory):
         summary = ingest_bundle(store, root / "b", workers=1).as_json()
         con = store.con
         rows = {
-            "ports": {d + ":" + i for d, i in con.execute(
-                "SELECT DISTINCT device, ifname FROM samples WHERE ifname IS NOT NULL").fetchall()},
-            "devices": {r[0] for r in con.execute("SELECT DISTINCT device FROM samples").fetchall()},
-            "links": {r[0] for r in con.execute("SELECT link_id FROM links").fetchall()},
-            "rejects": con.execute("SELECT path, reason FROM rejects").fetchall(),
+            **ingested_facts(con),
             "events": con.execute("SELECT kind, count(*) FROM events GROUP BY ALL").fetchall(),
             "clears": con.execute("SELECT count(*) FROM counter_rates WHERE reset").fetchone()[0],
         }

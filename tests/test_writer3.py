@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import ingested_facts
 
 from benchmarks.writer3 import (
     CYCLE,
@@ -69,11 +70,7 @@ def ingested(request, tmp_path_factory):
         summary = ingest_bundle(store, root / "b", workers=1).as_json()
         con = store.con
         rows = {
-            "ports": {d + ":" + i for d, i in con.execute(
-                "SELECT DISTINCT device, ifname FROM samples WHERE ifname IS NOT NULL").fetchall()},
-            "devices": {r[0] for r in con.execute("SELECT DISTINCT device FROM samples").fetchall()},
-            "links": {r[0] for r in con.execute("SELECT link_id FROM links").fetchall()},
-            "rejects": con.execute("SELECT path, reason FROM rejects").fetchall(),
+            **ingested_facts(con),
             "events": dict(con.execute("SELECT kind, count(*) FROM events GROUP BY ALL").fetchall()),
             "resets": con.execute("SELECT count(DISTINCT device) FROM counter_rates WHERE reset"
                                   ).fetchone()[0],

@@ -49,7 +49,13 @@ TIER3_FAILED = {s.name: s for s in (
 ALL = SCENARIOS | TIER3_FAILED
 
 
+def available_in(folder: Path, scenarios: dict[str, Scenario], regimes: tuple[str, ...]
+                 ) -> list[str]:
+    """The scenarios of `folder` whose CSVs are there for every regime (a run may be skipped)."""
+    return [name for name, sc in scenarios.items()
+            if all((folder / sc.csv_name(r)).is_file() for r in regimes)]
+
+
 def available(scenarios: dict[str, Scenario] = SCENARIOS) -> list[str]:
     """The scenarios whose CSVs are here for every regime (a run may have been skipped)."""
-    return [name for name, sc in scenarios.items()
-            if all((REFERENCE / sc.csv_name(r)).is_file() for r in REGIMES)]
+    return available_in(REFERENCE, scenarios, REGIMES)

@@ -51,6 +51,21 @@ def derangement(n: int, rng: random.Random) -> list[int]:
             return p
 
 
+def incast_senders(n: int, count: int, rng: random.Random) -> tuple[int, list[int]]:
+    """A random receiver and `count` distinct senders from every other host."""
+    recv = rng.randrange(n)
+    return recv, rng.sample([h for h in range(n) if h != recv], count)
+
+
+def disjoint_derangements(n: int, rng: random.Random) -> tuple[list[int], list[int]]:
+    """Two derangements that send no host to the same destination (two waves, no pair shared)."""
+    w1 = derangement(n, rng)
+    while True:
+        w2 = derangement(n, rng)
+        if all(w1[i] != w2[i] for i in range(n)):
+            return w1, w2
+
+
 def permutation(n: int, size: int, start: int, perm: Iterable[int]) -> list[Flow]:
     return [(i, d, start, size) for i, d in enumerate(perm)]
 
@@ -100,15 +115,11 @@ def generate(out: Path) -> None:
         write_cm(out / f"{name}.cm", HOSTS3, permutation(HOSTS3, size, 0, p))
 
     # incast 32-to-1 of 1 MB: a new receiver, 32 senders from anywhere else (its own ToR included)
-    rng = random.Random(18032)
-    recv = rng.randrange(HOSTS3)
-    senders = rng.sample([h for h in range(HOSTS3) if h != recv], 32)
+    recv, senders = incast_senders(HOSTS3, 32, random.Random(18032))
     write_cm(out / "incast32_1MB.cm", HOSTS3, [(s, recv, 0, 1 * MB) for s in senders])
 
     # incast 16-to-1 of 1 MB on the 2-tier 400G fabric (senders from any other ToR or its own)
-    rng = random.Random(18216)
-    recv = rng.randrange(HOSTS2)
-    senders = rng.sample([h for h in range(HOSTS2) if h != recv], 16)
+    recv, senders = incast_senders(HOSTS2, 16, random.Random(18216))
     write_cm(out / "incast16_1MB_2tier.cm", HOSTS2, [(s, recv, 0, 1 * MB) for s in senders])
 
     # 2-tier, 128 hosts at 400G: a new permutation of 4 MB flows (run healthy, -failed 1, -failed 4)
@@ -131,12 +142,7 @@ def generate(out: Path) -> None:
 
     # two waves of 1 MB permutations: the second (a different derangement, no pair shared with
     # the first) starts at 60 us, while the first is still sending (1 MB is 80 us at 100G)
-    rng = random.Random(18002)
-    w1 = derangement(HOSTS3, rng)
-    while True:
-        w2 = derangement(HOSTS3, rng)
-        if all(w1[i] != w2[i] for i in range(HOSTS3)):
-            break
+    w1, w2 = disjoint_derangements(HOSTS3, random.Random(18002))
     write_cm(out / "waves1024_1MB_60us.cm", HOSTS3,
              permutation(HOSTS3, 1 * MB, 0, w1) + permutation(HOSTS3, 1 * MB, 60, w2))
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchmarks.htsim_calibration import FAT2, FAT3, Scenario
+from benchmarks.htsim_heldout import available_in
 
 REFERENCE = Path(__file__).resolve().parent
 REGIMES = ("roce_ecmp", "uec_oblivious", "uec_reps")
@@ -31,5 +32,4 @@ ALL = SCENARIOS
 
 def available(scenarios: dict[str, Scenario] = SCENARIOS) -> list[str]:
     """The scenarios whose CSVs are here for every regime."""
-    return [name for name, sc in scenarios.items()
-            if all((REFERENCE / sc.csv_name(r)).is_file() for r in REGIMES)]
+    return available_in(REFERENCE, scenarios, REGIMES)

@@ -20,6 +20,8 @@ from benchmarks.htsim_heldout.gen_cm import (
     KB,
     MB,
     derangement,
+    disjoint_derangements,
+    incast_senders,
     permutation,
     poisson,
     write_cm,
@@ -33,15 +35,11 @@ def generate(out: Path) -> None:
     write_cm(out / "perm1024c_1500KB.cm", HOSTS3, permutation(HOSTS3, 1500 * KB, 0, p))
 
     # incast 24-to-1 of 512 KB on 3 tiers
-    rng = random.Random(27024)
-    recv = rng.randrange(HOSTS3)
-    senders = rng.sample([h for h in range(HOSTS3) if h != recv], 24)
+    recv, senders = incast_senders(HOSTS3, 24, random.Random(27024))
     write_cm(out / "incast24_512KB.cm", HOSTS3, [(s, recv, 0, 512 * KB) for s in senders])
 
     # incast 8-to-1 of 4 MB on the 2-tier 400G fabric
-    rng = random.Random(27008)
-    recv = rng.randrange(HOSTS2)
-    senders = rng.sample([h for h in range(HOSTS2) if h != recv], 8)
+    recv, senders = incast_senders(HOSTS2, 8, random.Random(27008))
     write_cm(out / "incast8_4MB_2tier.cm", HOSTS2, [(s, recv, 0, 4 * MB) for s in senders])
 
     # a new 2-tier permutation of 1 MB (run with -failed 2 and -failed 3)
@@ -54,12 +52,7 @@ def generate(out: Path) -> None:
              [(s, d, 0, 1 * MB) for s in members for d in members if s != d])
 
     # two waves of 512 KB permutations, the second at 30 us (512 KB is 41 us at 100G)
-    rng = random.Random(27030)
-    w1 = derangement(HOSTS3, rng)
-    while True:
-        w2 = derangement(HOSTS3, rng)
-        if all(w1[i] != w2[i] for i in range(HOSTS3)):
-            break
+    w1, w2 = disjoint_derangements(HOSTS3, random.Random(27030))
     write_cm(out / "waves1024_512KB_30us.cm", HOSTS3,
              permutation(HOSTS3, 512 * KB, 0, w1) + permutation(HOSTS3, 512 * KB, 30, w2))
 

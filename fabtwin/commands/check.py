@@ -10,10 +10,10 @@ from pathlib import Path
 
 import click
 
-from collectors.settings import db_override
 from fabtwin.commands.common import (
     DEFAULT_DB,
     EXIT_INCIDENTS,
+    bundle_store,
     command,
     fail,
     progress,
@@ -46,13 +46,13 @@ def check(bundle: Path | None, db: str | None, as_json: bool, quiet: bool) -> No
     from collectors.store.ingest import BundleError
     from collectors.store.writer import StoreError
     from replay.checks import describe, run_checks, store_findings
-    from replay.investigate import OtherBundles, default_store, ingest_alone
+    from replay.investigate import OtherBundles, ingest_alone
     from replay.results import CHECK_DDL, CHECK_TABLES
 
     if bundle is not None:
         if not bundle.exists():
             fail(f"{bundle}: no such bundle")
-        db = db or db_override() or str(default_store(bundle))
+        db = bundle_store(bundle, db)
         new_store = not Path(db).exists()
     else:
         new_store = False

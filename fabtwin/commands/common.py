@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from collectors.settings import SettingError, check_all
+from collectors.settings import SettingError, check_all, db_override
 from collectors.settings import db as default_db
 
 DEFAULT_DB = default_db()  # read once, as click shows it in --help
@@ -72,6 +72,14 @@ def fail(message: str, code: int = 2) -> None:
     """Print a one-line error and exit with `code`."""
     click.echo(f"fabtwin: error: {message}", err=True)
     sys.exit(code)
+
+
+def bundle_store(bundle: Path, db: str | None) -> str:
+    """The store a command given BUNDLE uses: --db, else $FABTWIN_DB, else investigate's one
+    per bundle (`replay.investigate.default_store`), so that two bundles never share one."""
+    from replay.investigate import default_store  # lazily: `fabtwin tui` stays light to start
+
+    return db or db_override() or str(default_store(bundle))
 
 
 def remove_new_store(db: str, new: bool) -> None:

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import click
 
-from collectors.settings import db_override
 from fabtwin.commands.common import (
     DEFAULT_DB,
     EXIT_INCIDENTS,
     EXIT_NO_TELEMETRY,
+    bundle_store,
     check_order,
     command,
     fail,
@@ -122,13 +122,13 @@ def investigate(bundle: Path, db: str | None, t_from, t_to, window_s, as_json: b
     """
     from collectors.store.ingest import BundleError
     from collectors.store.writer import StoreError
-    from replay.investigate import OtherBundles, default_store
+    from replay.investigate import OtherBundles
     from replay.investigate import investigate as run_investigation
 
     check_order(t_from, t_to)
     if not bundle.exists():  # before a store is made for it
         fail(f"{bundle}: no such bundle")
-    db = db or db_override() or str(default_store(bundle))
+    db = bundle_store(bundle, db)
     new_store = not Path(db).exists()
     no_telemetry, bad_window = _diagnosis_failures()
     try:

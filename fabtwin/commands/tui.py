@@ -6,8 +6,14 @@ from pathlib import Path
 
 import click
 
-from collectors.settings import db_override
-from fabtwin.commands.common import DEFAULT_DB, EXIT_NO_TELEMETRY, command, fail, remove_new_store
+from fabtwin.commands.common import (
+    DEFAULT_DB,
+    EXIT_NO_TELEMETRY,
+    bundle_store,
+    command,
+    fail,
+    remove_new_store,
+)
 
 
 @command()
@@ -29,11 +35,11 @@ def tui(bundle: Path | None, db: str | None) -> None:
         fail(f"{bundle}: no such bundle")
     if bundle is not None:
         from fabtwin.tui.prepare import prepare_bundle
-        from replay.investigate import NoTelemetry, OtherBundles, WindowError, default_store
+        from replay.investigate import NoTelemetry, OtherBundles, WindowError
 
         # the store investigate would use: one per bundle, so that a second bundle opened
         # here never lands in (and is refused by) the first one's store
-        db = db or db_override() or str(default_store(bundle))
+        db = bundle_store(bundle, db)
         click.echo(f"ingesting and diagnosing {bundle} into {db}...", err=True)
         new_store = not Path(db).exists()
         try:
