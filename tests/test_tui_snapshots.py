@@ -11,6 +11,7 @@ from textual.widgets import TextArea
 
 from fabtwin.tui.app import FabtwinApp
 from fabtwin.tui.resultview import ResultsGrid
+from fabtwin.tui.scrollbox import HintedScroll
 
 pytest_plugins = ["tui_fixtures"]  # the stores these tests open
 
@@ -38,6 +39,24 @@ async def _first_incident(pilot) -> None:
     await pilot.press("enter")
     await _until(pilot, lambda: getattr(pilot.app.screen, "series", None) is not None
                  and pilot.app.screen.loaded)  # the plot and the tables: workers fill both
+    await _titles_settled(pilot)
+
+
+async def _titles_settled(pilot) -> None:
+    """Every hinted box's border says what its scroll range now hides. The title follows the
+    content a refresh later (call_after_refresh), so a loaded screen on a busy machine can still
+    show the old title: wait until each title is what `retitle` would write, twice running."""
+    def settled() -> bool:
+        return all(box.border_title == (f"{box.heading} · {box.hint()}" if box.hint() else box.heading)
+                   for box in pilot.app.screen.query(HintedScroll))
+
+    for _ in range(500):
+        await pilot.pause(0.02)
+        if settled():
+            await pilot.pause(0.02)
+            if settled():
+                return
+    raise AssertionError("a box's title never caught up with its content")
 
 
 @SIZES
@@ -52,7 +71,7 @@ def test_incidents_screen(snap_compare, store_copy, size):
 def test_incident_detail_screen(snap_compare, store_copy, size):
     async def ready(pilot):
         await _first_incident(pilot)
-        await pilot.pause()
+        await _titles_settled(pilot)
 
     assert snap_compare(FabtwinApp(str(store_copy)), terminal_size=size, run_before=ready)
 
@@ -64,7 +83,7 @@ def test_drill_down_screen(snap_compare, store_copy, size):
         await pilot.press("r")
         await _until(pilot, lambda: getattr(pilot.app.screen, "SCOPE", "") == "entity"
                      and pilot.app.screen.series is not None and pilot.app.screen.loaded)
-        await pilot.pause()
+        await _titles_settled(pilot)
 
     assert snap_compare(FabtwinApp(str(store_copy)), terminal_size=size, run_before=ready)
 
@@ -78,7 +97,7 @@ def test_incident_drill_down_screen(snap_compare, store_copy, size):
         await pilot.press("d")
         await _until(pilot, lambda: getattr(pilot.app.screen, "SCOPE", "") == "drill"
                      and pilot.app.screen.lines)
-        await pilot.pause()
+        await _titles_settled(pilot)
 
     assert snap_compare(FabtwinApp(str(store_copy)), terminal_size=size, run_before=ready)
 
@@ -93,7 +112,7 @@ def test_fabric_screen_during_the_flap(snap_compare, store_copy, size):
         # the window drawn, then its error counters checked (the head says so meanwhile)
         await _until(pilot, lambda: "1 down" in str(head.render())
                      and "checking" not in str(head.render()))
-        await pilot.pause()
+        await _titles_settled(pilot)
 
     assert snap_compare(FabtwinApp(str(store_copy)), terminal_size=size, run_before=ready)
 
@@ -134,7 +153,7 @@ def test_checks_screen(snap_compare, checked_copy, size):
         await _until(pilot, lambda: len(pilot.app.screen.query("#incidents")) > 0)
         await pilot.press("5")
         await _until(pilot, _rows(pilot, "#findings"))
-        await pilot.pause()
+        await _titles_settled(pilot)
 
     assert snap_compare(FabtwinApp(str(checked_copy)), terminal_size=size, run_before=ready)
 
