@@ -174,7 +174,9 @@ MEDIAN_BAR, P99_BAR = 0.15, 0.25
 # every flow through it at the held flows' pace, up the PFC tree; part of pfc, apart here);
 # hash: oblivious spraying over UEC's 64 hashed entropies per flow (off: an even split);
 # incast: UEC's NSCC windows in a synchronized incast share the port unequally (twin.nscc)
-MECHANISMS = ("transport", "window", "trim", "pfc", "hol", "hash", "incast")
+# paths: UEC's one NSCC window over sprayed paths of uneven speed, cut by the slow paths'
+# NACKs and marked delays (twin.nscc_paths; only a fabric with a slowed link)
+MECHANISMS = ("transport", "window", "trim", "pfc", "hol", "hash", "incast", "paths")
 # opt-in mechanisms (`--with`), measured but not kept in the model: none at present
 OPT_IN: tuple[str, ...] = ()
 
@@ -286,6 +288,8 @@ def twin_fct_us(sc: Scenario, regime: str, reference: Path = REFERENCE, seed: in
         transport = dataclasses.replace(transport, paths=0)
     if transport is not None and "incast" in without:
         transport = dataclasses.replace(transport, incast_windows=False)
+    if transport is not None and "paths" in without:
+        transport = dataclasses.replace(transport, path_windows=False)
     if transport is not None and "hol" in without:
         transport = dataclasses.replace(transport, hol_blocking=False)
     res = simulate(fabric_state(sc, REGIMES[regime], seed), Flows(src, dst, size, start),

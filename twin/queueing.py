@@ -75,6 +75,11 @@ class Transport:
     # UEC's NSCC windows in a synchronized incast move on their own marks, so the senders share
     # the receiver's port unequally (`twin.nscc`, weighted max-min in `twin.engine`); needs a window
     incast_windows: bool = False
+    # UEC's one NSCC window over obliviously sprayed paths of uneven speed (a slowed link):
+    # its NACKs and the marked, delayed ACKs of the slow paths cut the window for every path
+    # (`twin.nscc_paths`, a rate cap per flow in `twin.engine`); inputs are htsim's NSCC
+    # constants, marking thresholds and queue size; needs a window and hashed `paths`
+    path_windows: bool = False
     # lossless only: PFC's head-of-line blocking in the switches' FIFOs (`twin.maxmin.HolBlocking`):
     # a link paused behind a saturated port holds every flow through it at the held flows' pace
     hol_blocking: bool = True
@@ -108,7 +113,8 @@ class Transport:
 ROCE = Transport(4000, 64, lossless=True)
 ROCE_PFC = ROCE  # the name of the lossless variant when it was opt-in
 # NSCC: maxwnd = 1.5 x the base BDP; 64 entropies per flow, as every htsim_uec run here (`-paths 64`)
-UEC = Transport(4086, 64, window_bdp=1.5, trimming=True, paths=64, incast_windows=True)
+UEC = Transport(4086, 64, window_bdp=1.5, trimming=True, paths=64, incast_windows=True,
+                path_windows=True)
 
 
 @dataclass
