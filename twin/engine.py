@@ -26,7 +26,7 @@ import scipy.sparse as sp
 from twin.dcqcn import DcqcnFluid
 from twin.maxmin import HolBlocking, Incidence, IngressGroups, max_min_rates, port_fair_rates
 from twin.nscc import flow_weights
-from twin.nscc_paths import sprayed_rate_caps
+from twin.nscc_paths import fabric_caps
 from twin.planes import PlaneBalancing
 from twin.queueing import (
     MTU,
@@ -40,7 +40,7 @@ from twin.queueing import (
     windowed_rates,
     worst_path_delay,
 )
-from twin.routing import FabricState, route, route_transfers, sprayed_paths
+from twin.routing import FabricState, route, route_transfers
 
 COUNTERS = ("bytes", "packets", "ecn_marked", "pause_s", "drops")
 
@@ -316,6 +316,7 @@ class _Run:
         self.qdelay = np.zeros(n)  # mean queueing delay on each flow's path now (s)
         self.link_qdelay = np.zeros(state.fabric.n_links)  # queueing delay per link now (s)
         self.explicit = None  # links x flows incidence (csc), for the slowest path at the end
+        self.own: sp.spmatrix | None = None  # its entries squared, for `Transport.paced`
         self.done_qdelay = np.zeros(n)  # slowest path's queueing delay when its last byte left
         self.port_fair = transport is not None and transport.lossless
         # lossless: the flows a NIC sends are held together when PFC pauses it (one group
@@ -433,28 +434,17 @@ class _Run:
         one_plane = isinstance(flows, Flows) or f.spec.planes == 1
         if (transport is None or transport.window_bdp is None or not transport.path_windows
                 or not one_plane or len(flows) == 0 or st.spray_paths <= 0
-                or not ((st.cable_gbps > 0) & (st.cable_gbps < f.cable_gbps)).any()):
+                or not (transport.path_windows_everywhere
+                        or ((st.cable_gbps > 0) & (st.cable_gbps < f.cable_gbps)).any())):
             return None
         src, dst = np.asarray(flows.src, np.int64), np.asarray(flows.dst, np.int64)
         if isinstance(flows, Transfers):  # host and NIC to endpoint, as route_transfers numbers them
             nic = np.zeros(len(flows), np.int64) if flows.nic is None else np.asarray(flows.nic, np.int64)
             src, dst = src * f.spec.nics_per_host + nic, dst * f.spec.nics_per_host + nic
-        sprayed = np.array([m == "spray" for m in st.mode])[f.ep_plane[src]]
-        overridden = set(st.ecmp_switches) | set(st.weighted_switches)  # leaves not spraying
-        if overridden:
-            sprayed &= ~np.isin(f.ep_leaf[src], list(overridden))
-        if not sprayed.any():
-            return None
         entropy = np.arange(len(flows)) if flows.entropy is None else np.asarray(flows.entropy)
-        w, links = sprayed_paths(st, src[sprayed], dst[sprayed], entropy[sprayed])
-        cap = st.link_capacity_bps()
-        rtt = base_rtt(self.inc, cap, hop_latency_s, transport)[sprayed]
-        caps = np.full(len(flows), np.inf)
-        caps[sprayed] = sprayed_rate_caps(
-            w, links, flows.start[sprayed], flows.size[sprayed] * transport.wire_factor, rtt,
-            cap[2 * f.ep_cable[src[sprayed]]], cap, np.repeat(f.cable_gbps * 1e9, 2),
-            transport.packet_bytes, transport.queue_packets, transport.window_bdp)
-        return caps
+        rtt = base_rtt(self.inc, st.link_capacity_bps(), hop_latency_s, transport)
+        return fabric_caps(st, src, dst, flows.start, flows.size * transport.wire_factor, entropy,
+                           rtt, transport)
 
     def weighted(self) -> Incidence:
         """The incidence max-min fills: each flow's column scaled by its weight, so that the
@@ -483,9 +473,17 @@ class _Run:
                                 * 8 / nominal, 0.0)
             self.window = (window, rtt, self.link_pos > 0, most)
         window, rtt, queued, most = self.window
+        if self.transport.paced and self.own is None:  # each flow's shares of its links, squared
+            e = self.inc.explicit().tocoo()
+            # only where a flow sends at least half its packets (its host ports, a hop it does
+            # not spray): the rest, 1/64 to 1/8 of a sprayed flow per port, would double the
+            # cost of every bisection round for a few tenths of a percent of its wait
+            big = e.data >= 0.5
+            self.own = sp.csr_matrix((e.data[big] ** 2, (e.col[big], e.row[big])),
+                                     shape=(e.shape[1], e.shape[0]))
         rates, delay, self.link_qdelay = windowed_rates(
             self.inc, eff_cap, np.where(self.active, self.rates, 0.0), window, rtt, queued,
-            self.transport, max_delay_s=most, full=self.state.overflowing)
+            self.transport, max_delay_s=most, full=self.state.overflowing, own=self.own)
         return np.where(self.active, rates, 0.0), delay
 
     def compute_telemetry(self, eff_cap: np.ndarray) -> None:
@@ -579,6 +577,7 @@ class _Run:
             self.line_rate = None
             self.window = None
             self.explicit = None
+            self.own = None
 
     def apply(self, event: Event) -> None:
         if isinstance(event, StormEdge):

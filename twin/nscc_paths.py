@@ -32,10 +32,35 @@ from __future__ import annotations
 import numpy as np
 
 from twin.nscc import Nscc, _clip
+from twin.queueing import Transport
+from twin.routing import FabricState, sprayed_paths
 
 # one step of the model, in packet times at the sender's NIC speed: 0.17 us at 400 Gb/s; 1 and
 # 4 packets gave medians within 1% and 3% of 0.5 packets on perm128b_4MB -failed 4
 STEP_PACKETS = 2.0
+
+
+def fabric_caps(state: FabricState, src_ep: np.ndarray, dst_ep: np.ndarray, start: np.ndarray,
+                wire_bytes: np.ndarray, entropy: np.ndarray, rtt_s: np.ndarray,
+                transport: Transport) -> np.ndarray | None:
+    """The engine's per-flow caps (bytes/s, inf: none) for the flows between endpoints that
+    `state` sprays obliviously (not from a leaf left in ECMP or weighted), from
+    `sprayed_rate_caps` on their hashed paths; None when no flow sprays."""
+    f = state.fabric
+    sprayed = np.array([m == "spray" for m in state.mode])[f.ep_plane[src_ep]]
+    overridden = set(state.ecmp_switches) | set(state.weighted_switches)  # leaves not spraying
+    if overridden:
+        sprayed &= ~np.isin(f.ep_leaf[src_ep], list(overridden))
+    if not sprayed.any():
+        return None
+    w, links = sprayed_paths(state, src_ep[sprayed], dst_ep[sprayed], entropy[sprayed])
+    cap = state.link_capacity_bps()
+    caps = np.full(len(src_ep), np.inf)
+    caps[sprayed] = sprayed_rate_caps(
+        w, links, start[sprayed], wire_bytes[sprayed], rtt_s[sprayed],
+        cap[2 * f.ep_cable[src_ep[sprayed]]], cap, np.repeat(f.cable_gbps * 1e9, 2),
+        transport.packet_bytes, transport.queue_packets, transport.window_bdp or 0.0)
+    return caps
 
 
 def sprayed_rate_caps(w: np.ndarray, links: np.ndarray, start: np.ndarray, wire_bytes: np.ndarray,
