@@ -26,6 +26,7 @@ import scipy.sparse as sp
 from twin.dcqcn import DcqcnFluid
 from twin.maxmin import HolBlocking, Incidence, IngressGroups, max_min_rates, port_fair_rates
 from twin.nscc import flow_weights
+from twin.nscc_paths import fabric_caps
 from twin.planes import PlaneBalancing
 from twin.queueing import (
     MTU,
@@ -279,7 +280,8 @@ class _Run:
 
     def __init__(self, state: FabricState, flows: Flows | Transfers, events: list[Event],
                  timing: _Timing, sample_every: float | None, telemetry: QueueConfig | None,
-                 transport: Transport | None = None, hop_latency_s: float = 0.0):
+                 transport: Transport | None = None, hop_latency_s: float = 0.0,
+                 path_windows: bool = True):
         self.state = state.copy()  # link changes alter it: the caller's stays as it was
         self.state.spray_trims = transport is not None and transport.trimming
         self.state.spray_paths = transport.paths if transport is not None else 0
@@ -314,6 +316,7 @@ class _Run:
         self.qdelay = np.zeros(n)  # mean queueing delay on each flow's path now (s)
         self.link_qdelay = np.zeros(state.fabric.n_links)  # queueing delay per link now (s)
         self.explicit = None  # links x flows incidence (csc), for the slowest path at the end
+        self.own: sp.spmatrix | None = None  # its entries squared, for `Transport.paced`
         self.done_qdelay = np.zeros(n)  # slowest path's queueing delay when its last byte left
         self.port_fair = transport is not None and transport.lossless
         # lossless: the flows a NIC sends are held together when PFC pauses it (one group
@@ -327,6 +330,8 @@ class _Run:
         # weights, `fair` = weight x level (`fair_x`); None: every weight one
         self.weights = self._incast_weights(flows, transport, hop_latency_s)
         self.inc_w: Incidence | None = None  # the incidence with each flow's column x its weight
+        # UEC's window over sprayed paths of uneven speed caps each flow (`twin.nscc_paths`)
+        self.path_caps = self._path_caps(flows, transport, hop_latency_s) if path_windows else None
         self.fair_x = np.zeros(n)
         self.load = np.zeros(f.n_links)
         self.departed_rate: float | None = None  # lowest rate of the flows that just completed
@@ -395,6 +400,8 @@ class _Run:
                                          fair=self.fair * 8.0, coupled=self.coupled) / 8.0
         if self.transport is not None and self.transport.window_bdp is not None:
             self.rates, self.qdelay = self.windowed(eff_cap)
+        if self.path_caps is not None:  # the lesser binds: NSCC's decreases or the closed form
+            self.rates = np.minimum(self.rates, self.path_caps)
         self.load = self.inc.link_load(self.rates)
         return eff_cap
 
@@ -411,6 +418,33 @@ class _Run:
         return flow_weights(flows.src, flows.dst, flows.start, flows.size * transport.wire_factor,
                             rtt, receiver, transport.packet_bytes, transport.queue_packets,
                             self.state.seed)
+
+    def _path_caps(self, flows: Flows | Transfers, transport: Transport | None,
+                   hop_latency_s: float) -> np.ndarray | None:
+        """Per-flow rate caps (bytes/s) of UEC's window over obliviously sprayed paths on a
+        fabric with a slowed link (`twin.nscc_paths`), for a transport that models them
+        (`Transport.path_windows`), computed once on the fabric at the start (with the link
+        changes due by then: a scenario's slowed links are faults at t = 0); None otherwise."""
+        st = self.state.copy()
+        for t, _, event in self.pending:
+            if isinstance(event, LinkChange) and t <= self.now:
+                st.cable_gbps[event.cable] = event.gbps
+        f = st.fabric
+        # endpoint flows, or transfers on a one-plane fabric (a transfer is then one flow)
+        one_plane = isinstance(flows, Flows) or f.spec.planes == 1
+        if (transport is None or transport.window_bdp is None or not transport.path_windows
+                or not one_plane or len(flows) == 0 or st.spray_paths <= 0
+                or not (transport.path_windows_everywhere
+                        or ((st.cable_gbps > 0) & (st.cable_gbps < f.cable_gbps)).any())):
+            return None
+        src, dst = np.asarray(flows.src, np.int64), np.asarray(flows.dst, np.int64)
+        if isinstance(flows, Transfers):  # host and NIC to endpoint, as route_transfers numbers them
+            nic = np.zeros(len(flows), np.int64) if flows.nic is None else np.asarray(flows.nic, np.int64)
+            src, dst = src * f.spec.nics_per_host + nic, dst * f.spec.nics_per_host + nic
+        entropy = np.arange(len(flows)) if flows.entropy is None else np.asarray(flows.entropy)
+        rtt = base_rtt(self.inc, st.link_capacity_bps(), hop_latency_s, transport)
+        return fabric_caps(st, src, dst, flows.start, flows.size * transport.wire_factor, entropy,
+                           rtt, transport)
 
     def weighted(self) -> Incidence:
         """The incidence max-min fills: each flow's column scaled by its weight, so that the
@@ -439,9 +473,17 @@ class _Run:
                                 * 8 / nominal, 0.0)
             self.window = (window, rtt, self.link_pos > 0, most)
         window, rtt, queued, most = self.window
+        if self.transport.paced and self.own is None:  # each flow's shares of its links, squared
+            e = self.inc.explicit().tocoo()
+            # only where a flow sends at least half its packets (its host ports, a hop it does
+            # not spray): the rest, 1/64 to 1/8 of a sprayed flow per port, would double the
+            # cost of every bisection round for a few tenths of a percent of its wait
+            big = e.data >= 0.5
+            self.own = sp.csr_matrix((e.data[big] ** 2, (e.col[big], e.row[big])),
+                                     shape=(e.shape[1], e.shape[0]))
         rates, delay, self.link_qdelay = windowed_rates(
             self.inc, eff_cap, np.where(self.active, self.rates, 0.0), window, rtt, queued,
-            self.transport, max_delay_s=most, full=self.state.overflowing)
+            self.transport, max_delay_s=most, full=self.state.overflowing, own=self.own)
         return np.where(self.active, rates, 0.0), delay
 
     def compute_telemetry(self, eff_cap: np.ndarray) -> None:
@@ -535,6 +577,7 @@ class _Run:
             self.line_rate = None
             self.window = None
             self.explicit = None
+            self.own = None
 
     def apply(self, event: Event) -> None:
         if isinstance(event, StormEdge):
@@ -568,6 +611,19 @@ class _Run:
             return False
         self.apply_events()
         return not self.done()
+
+
+def _binding_caps(caps: np.ndarray, wire_bytes: np.ndarray, free: _Run) -> np.ndarray:
+    """The rate caps (`twin.nscc_paths`) of the flows they bind over a whole life: a flow
+    whose bytes take longer at its cap than without any cap (`free`, run here to its end) is
+    capped; the others keep the closed form's rates (a constant cap under rates that rise as
+    flows leave would slow them where neither model does)."""
+    while free.step():
+        pass
+    took = free.finish - free.flows.start
+    with np.errstate(divide="ignore"):
+        at_cap = wire_bytes / caps
+    return np.where(at_cap > took, caps, np.inf)
 
 
 def simulate(
@@ -610,8 +666,11 @@ def simulate(
     events: list[Event] = list(sorted(changes or []))
     for st_ in storms or []:
         events += [StormEdge(st_.time, st_.link, True), StormEdge(st_.end, st_.link, False)]
-    run = _Run(state, flows, events, _Timing(convergence_s, nic_delay, until), sample_every, telemetry,
-               transport, hop_latency_s)
+    timing = _Timing(convergence_s, nic_delay, until)
+    run = _Run(state, flows, events, timing, sample_every, telemetry, transport, hop_latency_s)
+    if run.path_caps is not None:
+        free = _Run(state, flows, events, timing, None, None, transport, hop_latency_s, path_windows=False)
+        run.path_caps = _binding_caps(run.path_caps, run.remaining, free)
     latency = completion_latency(run.inc, run.cap, hop_latency_s, transport)
     while run.step():
         pass

@@ -75,6 +75,19 @@ class Transport:
     # UEC's NSCC windows in a synchronized incast move on their own marks, so the senders share
     # the receiver's port unequally (`twin.nscc`, weighted max-min in `twin.engine`); needs a window
     incast_windows: bool = False
+    # UEC's one NSCC window over obliviously sprayed paths of uneven speed (a slowed link):
+    # its NACKs and the marked, delayed ACKs of the slow paths cut the window for every path
+    # (`twin.nscc_paths`, a rate cap per flow in `twin.engine`); inputs are htsim's NSCC
+    # constants, marking thresholds and queue size; needs a window and hashed `paths`
+    path_windows: bool = False
+    # ... also on a fabric at full speed, where the ports the entropies' hash overloads trim
+    # too (the oblivious tail: perm1024b_4MB p99 -26.7% -> -11.4% of htsim's), but the model's
+    # steps cost 7.6 CPU s there against the closed form's 0.14: off, for the speed target
+    path_windows_everywhere: bool = False
+    # a flow's own packets, paced by its NIC, do not wait for each other: at each sprayed queue
+    # a window-based flow waits for the share of the M/D/1 queue other flows' packets make
+    # (`windowed_rates`, `own`); no input. False: every packet waits for the whole queue
+    paced: bool = False
     # lossless only: PFC's head-of-line blocking in the switches' FIFOs (`twin.maxmin.HolBlocking`):
     # a link paused behind a saturated port holds every flow through it at the held flows' pace
     hol_blocking: bool = True
@@ -108,7 +121,8 @@ class Transport:
 ROCE = Transport(4000, 64, lossless=True)
 ROCE_PFC = ROCE  # the name of the lossless variant when it was opt-in
 # NSCC: maxwnd = 1.5 x the base BDP; 64 entropies per flow, as every htsim_uec run here (`-paths 64`)
-UEC = Transport(4086, 64, window_bdp=1.5, trimming=True, paths=64, incast_windows=True)
+UEC = Transport(4086, 64, window_bdp=1.5, trimming=True, paths=64, incast_windows=True,
+                path_windows=True, paced=True)
 
 
 @dataclass
@@ -303,7 +317,8 @@ def base_rtt(inc: Incidence, capacity_bps: np.ndarray, hop_latency_s: float,
 def windowed_rates(inc: Incidence, capacity_bps: np.ndarray, rates: np.ndarray,
                    window_bytes: np.ndarray, rtt_s: np.ndarray, queued: np.ndarray,
                    transport: Transport, max_delay_s: np.ndarray | None = None,
-                   full: np.ndarray | None = None, rounds: int = 10) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                   full: np.ndarray | None = None, rounds: int = 10,
+                   own: sp.spmatrix | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rates (bytes/s) of window-limited flows, the mean queueing delay on each flow's path
     and the queueing delay at each link.
 
@@ -317,23 +332,38 @@ def windowed_rates(inc: Incidence, capacity_bps: np.ndarray, rates: np.ndarray,
     flow: the window cap falls as the rates rise, so the answer lies between the cap at the
     max-min rates and the max-min rates. At full load this is a rate loss and a standing
     delay; at light load the caps do not bind and the rates stay max-min.
+    With `own` (flows x links, each flow's share of each link squared), a flow's packets wait
+    only for the part of each queue the others make, (1 - its share of the port's load) of
+    the M/D/1 wait (its own packets leave its NIC paced, one after the other): a flow alone on
+    its receiver's port waits there for nothing. `full` queues (trimming) are waited in whole.
     """
     with np.errstate(divide="ignore"):
         pkt_s = np.where(capacity_bps > 0, transport.packet_bytes * 8 / capacity_bps, 0.0)
     if max_delay_s is None:
         max_delay_s = transport.queue_packets * pkt_s
 
-    def link_delay(r: np.ndarray) -> np.ndarray:
+    def link_state(r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per link: the queueing delay and the load (bytes/s)."""
+        load = inc.link_load(r)
         with np.errstate(divide="ignore", invalid="ignore"):
-            rho = np.where(capacity_bps > 0, inc.link_load(r) * 8 / capacity_bps, 0.0)
+            rho = np.where(capacity_bps > 0, load * 8 / capacity_bps, 0.0)
             q_s = md1_packets(rho) * pkt_s
         q_s = np.minimum(np.nan_to_num(q_s, nan=np.inf), max_delay_s)
         if full is not None:
             q_s = np.where(full, max_delay_s, q_s)
-        return np.where(queued, q_s, 0.0)
+        return np.where(queued, q_s, 0.0), load
+
+    def link_delay(r: np.ndarray) -> np.ndarray:
+        return link_state(r)[0]
 
     def cap_and_delay(r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        delay = path_latency(inc, link_delay(r))
+        d, load = link_state(r)
+        delay = path_latency(inc, d)
+        if own is not None:  # minus the share of each wait that the flow's own packets make
+            per_byte = np.divide(d, load, out=np.zeros(len(d)), where=load > 0)
+            if full is not None:
+                per_byte = np.where(full, 0.0, per_byte)
+            delay = np.maximum(delay - r * (own @ per_byte), 0.0)
         return window_bytes / (rtt_s + delay), delay
 
     finite = np.where(np.isfinite(rates), rates, 0.0)

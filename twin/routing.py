@@ -529,32 +529,69 @@ def _hashed_spray(c: Crossing) -> Part:
     uplinks each one carries 8 +- 2.6 of them), not evenly, and a link can be offered more than
     it carries: trimmed there (`_trimmed_spray`), its queue full. Per-flow links, no classes."""
     state = c.state
-    s, d = c.s_leaf[c.idx], c.d_leaf[c.idx]
-    paths, down = _path_cables(state, c.up, s, d)
+    w, links = _entropy_split(state, c.up, c.s_leaf[c.idx], c.d_leaf[c.idx], c.entropy[c.idx])
+    present = links >= 0
+    if state.spray_trims:
+        before = state.overflowing.copy()
+        w = _trimmed_spray(state, w, links, np.ones(len(w)))
+        # a slowed port (htsim's `-failed`: offered 4x) trims all along, its queue full; a port
+        # the hash offers up to a third more is held under by the windows reacting to its delay
+        slowed = np.repeat(state.cable_gbps < state.fabric.cable_gbps, 2)
+        state.overflowing[:] = before | (state.overflowing & slowed)
+    weight = np.broadcast_to(w[:, :, None], links.shape)
+    keep = present & (weight > 0)
+    flow = np.broadcast_to(np.arange(len(w))[:, None, None], links.shape)
+    return Part(links[keep], c.idx[flow[keep]], weight[keep])
+
+
+def _entropy_split(state: FabricState, up: np.ndarray, s: np.ndarray, d: np.ndarray,
+                   entropy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each flow's share per candidate path from its `spray_paths` hashed entropies (flows x
+    paths, multiples of 1/N) and the paths' directed links (flows x paths x hops, -1: none),
+    for flows between leaf rows s and d."""
+    paths, down = _path_cables(state, up, s, d)
     usable = _path_ok(state.converged_alive, paths)
     n_ok = usable.sum(axis=1)
     n_ev = state.spray_paths
     ev = np.arange(n_ev, dtype=np.uint64)[None, :]
-    h = mix_hash(c.entropy[c.idx][:, None], ev, np.full((1, 1), state.seed + 7, np.uint64))
+    h = mix_hash(entropy[:, None], ev, np.full((1, 1), state.seed + 7, np.uint64))
     width = np.where(n_ok > 0, n_ok, paths.shape[1]).astype(np.uint64)
     k = (h % width[:, None]).astype(np.int64)  # flows x entropies: the k-th usable path
     order = np.argsort(~usable, axis=1, kind="stable")  # usable paths first (all if none is)
     chosen = np.take_along_axis(order, k, axis=1)
     w = np.zeros(paths.shape[:2])
     np.add.at(w, (np.repeat(np.arange(len(s)), n_ev), chosen.ravel()), 1.0 / n_ev)
-    present = paths >= 0
-    links = np.where(present, 2 * paths + down[None, None, :], -1)
-    if state.spray_trims:
-        before = state.overflowing.copy()
-        w = _trimmed_spray(state, w, links, np.ones(len(s)))
-        # a slowed port (htsim's `-failed`: offered 4x) trims all along, its queue full; a port
-        # the hash offers up to a third more is held under by the windows reacting to its delay
-        slowed = np.repeat(state.cable_gbps < state.fabric.cable_gbps, 2)
-        state.overflowing[:] = before | (state.overflowing & slowed)
-    weight = np.broadcast_to(w[:, :, None], paths.shape)
-    keep = present & (weight > 0)
-    flow = np.broadcast_to(np.arange(len(s))[:, None, None], paths.shape)
-    return Part(links[keep], c.idx[flow[keep]], weight[keep])
+    return w, np.where(paths >= 0, 2 * paths + down[None, None, :], -1)
+
+
+def sprayed_paths(state: FabricState, src_ep: np.ndarray, dst_ep: np.ndarray,
+                  entropy: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The paths hashed oblivious spraying (`_hashed_spray`) sends each flow's packets on,
+    before any trimming: per flow its share per path (flows x paths) and each path's directed
+    links from the sender's NIC to the receiver's (flows x paths x hops, -1: none; a flow within
+    one leaf has one path, its two host links). For models that follow packets path by path
+    (`twin.nscc_paths`)."""
+    f = state.fabric
+    src_ep, dst_ep = np.asarray(src_ep, np.int64), np.asarray(dst_ep, np.int64)
+    n = len(src_ep)
+    entropy = np.arange(n, dtype=np.int64) if entropy is None else np.asarray(entropy)
+    leaf_index, up = _leaf_rows(f)
+    to_row = np.full(f.n_nodes, -1, dtype=np.int64)
+    to_row[list(leaf_index)] = list(leaf_index.values())
+    s_leaf, d_leaf = to_row[f.ep_leaf[src_ep]], to_row[f.ep_leaf[dst_ep]]
+    w_x, mid = _entropy_split(state, up, s_leaf, d_leaf, entropy)
+    n_paths, n_mid = mid.shape[1], mid.shape[2]
+    links = np.full((n, n_paths, n_mid + 2), -1, np.int64)
+    w = np.zeros((n, n_paths))
+    cross = s_leaf != d_leaf
+    links[cross, :, 1:-1] = mid[cross]
+    w[cross] = w_x[cross]
+    w[~cross, 0] = 1.0
+    own = src_ep != dst_ep
+    carried = own[:, None] & (w > 0)
+    links[:, :, 0] = np.where(carried, 2 * f.ep_cable[src_ep][:, None], -1)
+    links[:, :, -1] = np.where(carried, 2 * f.ep_cable[dst_ep][:, None] + 1, -1)
+    return w, links
 
 
 def ar(c: Crossing) -> Part:
