@@ -19,11 +19,12 @@ import duckdb
 import numpy as np
 
 from collectors.store.readonly import open_readonly
+from fabtwin.tui import layout_cache
 from fabtwin.tui.fabric_cache import cached_fabric
 from fabtwin.tui.fabric_windows import (
-    build_layout,
+    Layout,
+    cell_layout,
     natural_key,
-    replay_table,
     replayed_windows,
     rising_errors_by_window,
 )
@@ -417,8 +418,7 @@ class StoreData:
 
     # -- fabric -----------------------------------------------------------------------------
     def fabric(self):
-        """The fabric of the store's cabling (replay.fabric.fabric_from_store), or None;
-        discovered once per store in the process (fabric_cache)."""
+        """The store's cabling's twin (fabric_from_store), or None; once per process."""
         def once():
             fab, self._fabric_error = cached_fabric(self.db, self._discover)
             return fab
@@ -444,6 +444,23 @@ class StoreData:
     @property
     def fabric_error(self) -> str | None:
         return self._fabric_error
+
+    def cells(self) -> Layout | None:
+        """The fabric screen's cells (replay's capacities), kept by layout_cache per cabling;
+        None when the cabling gives no fabric (fabric_error says why)."""
+        return self._once("layout", self._cells)
+
+    def _cells(self) -> Layout | None:
+        def discover() -> Layout | str:  # a cabling not seen before
+            fab = self.fabric()
+            return cell_layout(fab) if fab is not None else (self._fabric_error or "no fabric")
+
+        key = (self._read(lambda cur: [layout_cache.cabling_key(cur)]) or [None])[0]
+        found = layout_cache.kept_or(key, discover)
+        if isinstance(found, str):
+            self._fabric_error = found
+            return None
+        return found.set_capacities(self._capacities())
 
     def windows(self) -> tuple[list[datetime], float]:
         """Window starts to step the fabric through, and their length in seconds.
@@ -478,14 +495,11 @@ class StoreData:
         rose in the window: that reads the error counters of the window from `samples`, the
         slow part on a big store, so the fabric screen draws first without it.
         """
-        fab = self.fabric()
-        if fab is None:
+        layout = self.cells()
+        if layout is None:
             return []
         t1 = t0 + timedelta(seconds=window_s)
-        layout = self._once("layout", lambda: build_layout(fab, self._capacities()))
-        replayed = self._once("replayed windows", lambda: replayed_windows(
-            self._replay_table(), layout))
-        self._cache.pop("replay table", None)  # in the arrays now
+        replayed = self._replayed(layout)
         w = replayed.starts.get(t0) if replayed and window_s == self.windows()[1] else None
         if w is not None and replayed.covered[w]:  # one replay window: a row of the arrays
             util, down = replayed.util[w], replayed.down[w]
@@ -536,15 +550,17 @@ class StoreData:
                 AND (start IS NULL OR start < ?) AND ("end" IS NULL OR "end" >= ?)""", [t1, t0])
         return {p for (root,) in rows for p in root.split("--")}
 
-    def _replay_table(self):
-        return self._once("replay table", lambda: (
-            self._read(lambda cur: [replay_table(cur)]) or [None])[0])
+    def _replayed(self, layout: Layout):
+        """The replay's per-window port arrays over the fabric's cells (fabric_windows)."""
+        return self._once("replayed windows", lambda: (
+            self._read(lambda cur: [replayed_windows(cur, layout)]) or [None])[0])
 
     def warm_fabric(self) -> None:
-        """Read what the fabric screen's first window needs from the replay (its per-port
-        windows and capacities: DuckDB, on its own threads) while the cabling is discovered."""
-        self._capacities()
-        self._replay_table()
+        """Read what the fabric screen's first window needs (its cells, the replay's
+        capacities and per-port windows: mostly DuckDB, on its own threads)."""
+        layout = self.cells()  # or wait for the thread reading them
+        if layout is not None:
+            self._replayed(layout)
 
     def _capacities(self) -> dict[str, float]:
         return self._once("capacities", lambda: {p: c for p, c in self._rows(
