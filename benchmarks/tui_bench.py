@@ -29,7 +29,9 @@ and every run):
   machine the CPU time says what the work costs.
 
 Prints the figures against issue 21's targets (first paint <= 1.5 s, every switch and step
-<= 200 ms) and the load average; run by hand, never from the tests.
+<= 200 ms) and the load average; run by hand, never from the tests. The fabric's first visit
+reads its cells from $XDG_CACHE_HOME/fabtwin/fabric when this cabling was drawn before on this
+machine (fabtwin/tui/layout_cache.py): an empty XDG_CACHE_HOME times a first-ever visit.
 """
 
 from __future__ import annotations

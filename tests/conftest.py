@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,6 +31,21 @@ def run_parser(path: Path, rel: str | None = None, manifest: Manifest | None = N
         parser.parse(SourceFile(path, rel, manifest or Manifest()), sink)
         assert sink.loaded >= 0 and sink.rejected == len(sink.rejects)
     return parser, sink
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_cache_home(tmp_path_factory) -> Iterator[Path]:
+    """What the code caches ($XDG_CACHE_HOME: the TUI's fabric cells, fabtwin/tui/
+    layout_cache.py) goes to a temporary folder, never to the tester's home (subprocesses of
+    the CLI inherit it)."""
+    home = tmp_path_factory.mktemp("xdg-cache")
+    before = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(home)
+    yield home
+    if before is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = before
 
 
 @pytest.fixture

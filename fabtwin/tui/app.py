@@ -91,18 +91,17 @@ class FabtwinApp(App):
         self.call_after_refresh(self._warm_up)
 
     def _warm_up(self) -> None:
-        """While the user reads the incidents: import the other screens and discover the
-        fabric (it imports the twin, networkx) off the UI thread, then build the other
-        screens (_prebuild)."""
+        """While the user reads the incidents: import the other screens off the UI thread,
+        then build them (_prebuild); beside it, read what the fabric screen draws first."""
 
         def warm() -> None:
             for r in ROOMS:
                 importlib.import_module(r.module)
             with contextlib.suppress(duckdb.Error):  # the app quit meanwhile: store closed
-                self.data.fabric()
+                self.data.cells()
 
         self.run_worker(warm, thread=True, group="warm-up")
-        # beside it (the discovery is Python, these DuckDB): the fabric's replay arrays
+        # the fabric's cells (layout_cache, else discovered) and the replay's port windows
         self.run_worker(self.data.warm_fabric, thread=True, group="warm-up-replay",
                         exit_on_error=False)
 

@@ -19,11 +19,12 @@ import duckdb
 import numpy as np
 
 from collectors.store.readonly import open_readonly
+from fabtwin.tui import layout_cache, series_rows
 from fabtwin.tui.fabric_cache import cached_fabric
 from fabtwin.tui.fabric_windows import (
-    build_layout,
+    Layout,
+    cell_layout,
     natural_key,
-    replay_table,
     replayed_windows,
     rising_errors_by_window,
 )
@@ -286,40 +287,13 @@ class StoreData:
         if t0 is not None and t1 is not None:  # over every device's term, not the last's
             where = f"({where}) AND ts BETWEEN ? AND ?"
             params += [t0, t1]
-        name = "CASE " + " ".join(f"WHEN {_RATE_SQL[c]} THEN '{c}'" for c in counters) + " END"
-        # per port: each port's own sampling period; summed: one period for all (the median)
-        key, join = ("device, ifname,", "JOIN b USING (device, ifname)") if by_port else ("", ", b")
-        final = ("SELECT cname, device || ':' || ifname, t, rate FROM per ORDER BY 1, 2, 3"
-                 if by_port else "SELECT cname, t, sum(rate) FROM per GROUP BY ALL ORDER BY 1, 2")
-        return self._rows(f"""
-            WITH s AS (
-                SELECT {name} AS cname, device, ifname, metric, qualifier, ts, value
-                FROM samples
-                WHERE ({where}) AND ({" OR ".join(_RATE_SQL[c] for c in counters)})
-                    AND value IS NOT NULL
-            ), best AS (
-                SELECT cname, device, ifname, arg_max(metric, n) AS metric FROM (
-                    SELECT cname, device, ifname, metric, count(*) AS n FROM s GROUP BY ALL)
-                GROUP BY ALL
-            ), d AS (  -- the store's counter_delta (views.sql): wraps added back, resets NULL
-                SELECT s.*, counter_delta(value, lag(value) OVER w,
-                                          max(value) OVER (PARTITION BY device, ifname, metric,
-                                                           qualifier)) AS dv,
-                    epoch_us(ts - lag(ts) OVER w) / 1e6 AS dt
-                FROM s JOIN best USING (cname, device, ifname, metric)
-                WINDOW w AS (PARTITION BY device, ifname, metric, qualifier ORDER BY ts)
-            ), r AS (
-                SELECT cname, device, ifname, ts, max(dt) AS dt,
-                    sum(CASE WHEN dv IS NOT NULL AND dt > 0 THEN dv / dt END) AS rate
-                FROM d WHERE dt IS NOT NULL GROUP BY ALL
-            ), b AS (  -- ports sample at their own instants: align them on the sampling period
-                SELECT {key} greatest(1, round(median(dt)))::BIGINT AS period
-                FROM r GROUP BY ALL
-            ), per AS (
-                SELECT cname, r.device, r.ifname, time_bucket(to_seconds(b.period), ts) AS t,
-                    avg(rate) AS rate
-                FROM r {join} GROUP BY ALL)
-            {final}""", params)
+        sql = series_rows.fetch_sql(where, [_RATE_SQL[c] for c in counters])
+        fast = self._read(lambda cur: [series_rows.compute(
+            cur.execute(sql, params).fetchnumpy(), counters, by_port)])
+        if fast and fast[0] is not None:  # numpy's; the SQL's below for non-finite samples
+            return fast[0]
+        return self._rows(series_rows.sql(where, {c: _RATE_SQL[c] for c in counters}, by_port),
+                          params)
 
     # -- entities ---------------------------------------------------------------------------
     def entity_ports(self, kind: str, ident: str) -> list[str]:
@@ -337,15 +311,21 @@ class StoreData:
 
     def peers(self, ports: list[str]) -> list[tuple[str, str, str]]:
         """(port, peer port, link id) for each cabled port of `ports`."""
-        if not ports:
-            return []
-        marks = ", ".join("?" * len(ports))
-        rows = self._rows(f"""
-            SELECT CASE WHEN port_a IN ({marks}) THEN port_a ELSE port_b END AS port,
-                CASE WHEN port_a IN ({marks}) THEN port_b ELSE port_a END AS peer, link_id
-            FROM links WHERE port_a IN ({marks}) OR port_b IN ({marks}) ORDER BY 1""",
-                          list(ports) * 4)
-        return [tuple(r) for r in rows]
+        mine = set(ports)
+        cables = {c for p in mine for c in self._cables().get(p, ())}
+        return sorted((a, b, link) if a in mine else (b, a, link) for a, b, link in cables)
+
+    def _cables(self) -> dict[str, list[tuple[str, str, str]]]:
+        """Each cabled port's cables (port_a, port_b, link id), from one read of `links` per
+        store (a query per drill-down took 12-25 ms of CPU at 256 switches)."""
+        def read():
+            out: dict[str, list[tuple[str, str, str]]] = {}
+            for a, b, link in self._rows("SELECT port_a, port_b, link_id FROM links"):
+                out.setdefault(a, []).append((a, b, link))
+                out.setdefault(b, []).append((a, b, link))
+            return out
+
+        return self._once("cables", read)
 
     def entity_kind(self, ident: str) -> str:
         """Guess what an id names: link (a--b), port (dev:if), host (in job_hosts) or device."""
@@ -417,8 +397,7 @@ class StoreData:
 
     # -- fabric -----------------------------------------------------------------------------
     def fabric(self):
-        """The fabric of the store's cabling (replay.fabric.fabric_from_store), or None;
-        discovered once per store in the process (fabric_cache)."""
+        """The store's cabling's twin (fabric_from_store), or None; once per process."""
         def once():
             fab, self._fabric_error = cached_fabric(self.db, self._discover)
             return fab
@@ -444,6 +423,23 @@ class StoreData:
     @property
     def fabric_error(self) -> str | None:
         return self._fabric_error
+
+    def cells(self) -> Layout | None:
+        """The fabric screen's cells (replay's capacities), kept by layout_cache per cabling;
+        None when the cabling gives no fabric (fabric_error says why)."""
+        return self._once("layout", self._cells)
+
+    def _cells(self) -> Layout | None:
+        def discover() -> Layout | str:  # a cabling not seen before
+            fab = self.fabric()
+            return cell_layout(fab) if fab is not None else (self._fabric_error or "no fabric")
+
+        key = (self._read(lambda cur: [layout_cache.cabling_key(cur)]) or [None])[0]
+        found = layout_cache.kept_or(key, discover)
+        if isinstance(found, str):
+            self._fabric_error = found
+            return None
+        return found.set_capacities(self._capacities())
 
     def windows(self) -> tuple[list[datetime], float]:
         """Window starts to step the fabric through, and their length in seconds.
@@ -478,14 +474,11 @@ class StoreData:
         rose in the window: that reads the error counters of the window from `samples`, the
         slow part on a big store, so the fabric screen draws first without it.
         """
-        fab = self.fabric()
-        if fab is None:
+        layout = self.cells()
+        if layout is None:
             return []
         t1 = t0 + timedelta(seconds=window_s)
-        layout = self._once("layout", lambda: build_layout(fab, self._capacities()))
-        replayed = self._once("replayed windows", lambda: replayed_windows(
-            self._replay_table(), layout))
-        self._cache.pop("replay table", None)  # in the arrays now
+        replayed = self._replayed(layout)
         w = replayed.starts.get(t0) if replayed and window_s == self.windows()[1] else None
         if w is not None and replayed.covered[w]:  # one replay window: a row of the arrays
             util, down = replayed.util[w], replayed.down[w]
@@ -536,15 +529,19 @@ class StoreData:
                 AND (start IS NULL OR start < ?) AND ("end" IS NULL OR "end" >= ?)""", [t1, t0])
         return {p for (root,) in rows for p in root.split("--")}
 
-    def _replay_table(self):
-        return self._once("replay table", lambda: (
-            self._read(lambda cur: [replay_table(cur)]) or [None])[0])
+    def _replayed(self, layout: Layout):
+        """The replay's per-window port arrays over the fabric's cells (fabric_windows)."""
+        return self._once("replayed windows", lambda: (
+            self._read(lambda cur: [replayed_windows(cur, layout)]) or [None])[0])
 
     def warm_fabric(self) -> None:
-        """Read what the fabric screen's first window needs from the replay (its per-port
-        windows and capacities: DuckDB, on its own threads) while the cabling is discovered."""
-        self._capacities()
-        self._replay_table()
+        """Read what the fabric screen's first window needs (its cells, the replay's
+        capacities and per-port windows: mostly DuckDB, on its own threads)."""
+        layout = self.cells()  # or wait for the thread reading them
+        if layout is not None:
+            self._replayed(layout)
+        self._port_roles()  # a drill-down's peers
+        self._cables()
 
     def _capacities(self) -> dict[str, float]:
         return self._once("capacities", lambda: {p: c for p, c in self._rows(
@@ -582,22 +579,32 @@ class StoreData:
         """The other uplinks of the switches (or hosts) whose uplinks `ports` are, and for a
         port that is not an uplink the other ports of its device facing the same tier: the
         ports an equal-cost fault is compared with (replay's `expected_ports.uplink`)."""
-        if not ports:
-            return []
-        marks = ", ".join("?" * len(ports))
-        rows = self._rows(f"""
-            WITH mine AS (SELECT DISTINCT device, tier, uplink FROM expected_ports
-                          WHERE port_id IN ({marks}))
-            SELECT DISTINCT e.port_id FROM expected_ports e JOIN mine USING (device, tier, uplink)
-            WHERE e.port_id NOT IN ({marks})""", list(ports) * 2)
-        return sorted((r[0] for r in rows), key=natural_key)
+        roles, by_role = self._port_roles()
+        mine = {r for p in ports for r in roles.get(p, ())}
+        return sorted({q for r in mine for q in by_role[r]} - set(ports), key=natural_key)
 
     def uplinks_of(self, device: str) -> list[str]:
         """The uplinks of `device` (the lower ends of its cables, `expected_ports.uplink`): the
         equal-cost ports a load_imbalance compares."""
-        rows = self._rows("SELECT DISTINCT port_id FROM expected_ports WHERE device = ? "
-                          "AND uplink", [device])
-        return sorted((r[0] for r in rows), key=natural_key)
+        by_role = self._port_roles()[1]
+        return sorted({q for (d, _t, up), ps in by_role.items() if d == device and up
+                       for q in ps}, key=natural_key)
+
+    def _port_roles(self) -> tuple[dict[str, list[tuple]], dict[tuple, list[str]]]:
+        """Each replayed port's (device, tier, uplink), and the ports of each: one scan of
+        `expected_ports` per store (the peers' two scans took 35-47 ms of CPU a drill-down at
+        256 switches); a NULL in a role matches nothing, as in a join."""
+        def read():
+            roles: dict[str, list[tuple]] = {}
+            by_role: dict[tuple, list[str]] = {}
+            for port, *role in self._rows("SELECT DISTINCT port_id, device, tier, uplink "
+                                          "FROM expected_ports"):
+                if None not in role:
+                    roles.setdefault(port, []).append(tuple(role))
+                    by_role.setdefault(tuple(role), []).append(port)
+            return roles, by_role
+
+        return self._once("port roles", read)
 
     def explanation(self, rank: int) -> dict | None:
         """The stored `explanation` object of incident `rank` (issue 17's

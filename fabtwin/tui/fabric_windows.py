@@ -19,7 +19,6 @@ from datetime import datetime, timedelta
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 ERROR_COUNTERS = ("rx_errors", "tx_errors", "rx_fcs_errors", "symbol_errors")
 ERROR_SUFFIX = "_errors"  # what every one of ERROR_COUNTERS ends with
@@ -45,6 +44,14 @@ class Cells:
     b: np.ndarray
     cap: np.ndarray
     links: list[list[str]]  # link id per cell, "" when no cable
+    line_cap: np.ndarray | None = None  # bytes/s of each cable's line rate (the cabling's)
+
+    def set_capacities(self, port_cap: np.ndarray) -> None:
+        """`cap` from per-port capacities (`Layout.ports` order; 0: not known): the lower
+        port's, else the upper port's, else the cable's line rate."""
+        line = self.line_cap if self.line_cap is not None else self.cap
+        self.cap = np.where(port_cap[self.a] != 0, port_cap[self.a],
+                            np.where(port_cap[self.b] != 0, port_cap[self.b], line))
 
     def arrays(self, util: np.ndarray, down: np.ndarray, bad: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray]:
@@ -128,10 +135,25 @@ class Layout:
         m[[self.index[p] for p in ports if p in self.index]] = True
         return m
 
+    def set_capacities(self, capacity: dict[str, float]) -> Layout:
+        """Every cell's capacity from per-port bytes/s (the replay's; a port missing or 0:
+        its cable's other end, else its line rate); returns self."""
+        port_cap = np.array([capacity.get(p) or 0.0 for p in self.ports], dtype=float)
+        for pl in self.planes:
+            pl.spine_cells.set_capacities(port_cap)
+            pl.host_cells.set_capacities(port_cap)
+        return self
+
 
 def build_layout(fab, capacity: dict[str, float]) -> Layout:
     """The cells of `fab` (a twin Fabric): per plane, leaf x spine cables (tier 1) and each
-    leaf's host cables (tier 0) in the leaf's port order."""
+    leaf's host cables (tier 0) in the leaf's port order, of the ports' `capacity`."""
+    return cell_layout(fab).set_capacities(capacity)
+
+
+def cell_layout(fab) -> Layout:
+    """build_layout's cells, each of its cable's line rate: what the cabling alone gives (and
+    layout_cache keeps)."""
     ports: list[str] = []
     index: dict[str, int] = {}
 
@@ -153,7 +175,7 @@ def build_layout(fab, capacity: dict[str, float]) -> Layout:
             if int(fab.cable_plane[c]) != plane:
                 continue
             a, b = fab.cable_port_a[c], fab.cable_port_b[c]
-            cap = capacity.get(a) or capacity.get(b) or float(fab.cable_gbps[c]) * 1e9 / 8
+            cap = float(fab.cable_gbps[c]) * 1e9 / 8
             tier = int(fab.cable_tier[c])
             if tier == 0:  # host-leaf: either end may be the leaf's
                 for port in (a, b):
@@ -178,11 +200,12 @@ def _cells(rows: list[tuple[int, int, str, str, float]], n_rows: int, n_cols: in
     links = [[""] * n_cols for _ in range(n_rows)]
     for r, k, a, b, _ in rows:
         links[r][k] = f"{min(a, b)}--{max(a, b)}"
+    line = np.array([cap for *_, cap in rows], dtype=float)
     return Cells(n_rows, n_cols,
                  np.array([r * n_cols + k for r, k, *_ in rows], dtype=np.int64),
                  np.array([at(a) for _, _, a, _, _ in rows], dtype=np.int64),
                  np.array([at(b) for _, _, _, b, _ in rows], dtype=np.int64),
-                 np.array([cap for *_, cap in rows], dtype=float), links)
+                 line, links, line)
 
 
 @dataclass
@@ -195,39 +218,43 @@ class PortWindows:
     covered: np.ndarray  # [windows] bool: the replay has rows in that window
 
 
-def replay_table(cur) -> pa.Table:
-    """Every replay window's per-port load and outages, one scan of `expected_ports` (a window
-    start, a port, the max of its tx and rx over the window, its least up fraction): what
-    `replayed_windows` indexes; it needs no cabling, so it is read while that is discovered."""
-    return cur.sql("""
-        SELECT window_start, port_id,
-            max(greatest(coalesce(observed_tx_bytes_per_s, 0),
-                         coalesce(observed_rx_bytes_per_s, 0))) AS u,
-            min(up_fraction) AS up
-        FROM expected_ports GROUP BY ALL""").to_arrow_table()
+def replayed_windows(cur, layout: Layout) -> PortWindows | None:
+    """Every replay window's per-port load (the max of tx and rx over the window) and outages
+    (a port is down in a window when its up fraction is below 1 at some point, as
+    `_replayed_state` reads it) as arrays over `layout`'s ports, from one scan of
+    `expected_ports` joined to the layout's ports in DuckDB (None: no replay). Several rows of
+    a window and port take the max load and the least up fraction.
 
-
-def replayed_windows(got: pa.Table | None, layout: Layout) -> PortWindows | None:
-    """`replay_table`'s rows as arrays over `layout`'s ports (None: no replay). A port is down
-    in a window when its up fraction is below 1 at some point, as `_replayed_state` reads it."""
-    if got is None or got.num_rows == 0:
+    The join gives each row its port's index, and the windows are found by a search in their
+    sorted starts: a hash of 344K port names in Python (Arrow's dictionary encoding, then a
+    dict) and a sort of the starts (np.unique) took 150-300 ms of CPU at 256 switches."""
+    starts_us = cur.execute("SELECT DISTINCT epoch_us(window_start) FROM expected_ports "
+                            "ORDER BY 1").fetchnumpy()
+    first = next(iter(starts_us.values()), np.zeros(0, np.int64))
+    if not len(first):
         return None
-    starts_raw, w_inv = np.unique(got.column("window_start").to_numpy(), return_inverse=True)
-    # a hash (Arrow's dictionary encoding), not a sort of 300K port names (np.unique: 0.35 s)
-    ports = pc.dictionary_encode(got.column("port_id").combine_chunks())
-    known = np.array([layout.index.get(n, -1) for n in ports.dictionary.to_pylist()],
-                     dtype=np.int64)
-    port = known[ports.indices.to_numpy()] if len(known) else np.zeros(0, np.int64)
-    keep = port >= 0
-    shape = (len(starts_raw), len(layout.ports))
-    util, down = np.full(shape, np.nan), np.zeros(shape, bool)
-    covered = np.zeros(len(starts_raw), bool)
-    covered[w_inv] = True
-    util[w_inv[keep], port[keep]] = got.column("u").to_numpy(zero_copy_only=False)[keep]
-    up = got.column("up").to_numpy(zero_copy_only=False).astype(float)[keep]
-    down[w_inv[keep], port[keep]] = ~np.isnan(up) & (up < 1)
-    starts = {t: i for i, t in enumerate(starts_raw.astype("datetime64[us]").tolist())}
-    return PortWindows(starts, util, down, covered)
+    starts_us = np.ma.filled(first, 0).astype(np.int64)
+    cur.register("fabric_screen_ports", pa.table({
+        "port": pa.array(layout.ports, pa.string()),
+        "i": pa.array(np.arange(len(layout.ports), dtype=np.int64))}))
+    try:
+        got = cur.execute("""
+            SELECT epoch_us(e.window_start) AS w, p.i,
+                greatest(coalesce(e.observed_tx_bytes_per_s, 0),
+                         coalesce(e.observed_rx_bytes_per_s, 0)) AS u,
+                e.up_fraction AS up
+            FROM expected_ports e JOIN fabric_screen_ports p ON e.port_id = p.port""").fetchnumpy()
+    finally:
+        cur.unregister("fabric_screen_ports")
+    w = np.searchsorted(starts_us, np.ma.filled(got["w"], 0).astype(np.int64))
+    i = np.ma.filled(got["i"], 0).astype(np.int64)
+    shape = (len(starts_us), len(layout.ports))
+    util, low = np.full(shape, np.nan), np.full(shape, np.nan)
+    np.fmax.at(util, (w, i), np.ma.filled(np.ma.asarray(got["u"], dtype=float), np.nan))
+    np.fmin.at(low, (w, i), np.ma.filled(np.ma.asarray(got["up"], dtype=float), np.nan))
+    down = ~np.isnan(low) & (low < 1)
+    starts = {t: k for k, t in enumerate(starts_us.astype("datetime64[us]").tolist())}
+    return PortWindows(starts, util, down, np.ones(len(starts_us), bool))
 
 
 def rising_errors_by_window(cur, windows: list[datetime], window_s: float

@@ -44,6 +44,7 @@ class EntityScreen(Screen):
         self.ports: list[str] = []  # known once a worker has read them
         self._series_ports: list[str] = []  # the ports the plot sums
         self.loaded = False  # the tables are filled (tests wait for it)
+        self._arrived: dict[str, object] = {}  # the first reads' results, by worker group
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
@@ -145,16 +146,27 @@ class EntityScreen(Screen):
                         exclusive=True, group="series")
 
     def on_worker_state_changed(self, event) -> None:
-        if not event.worker.is_finished or not event.worker.result:
+        worker = event.worker
+        if not worker.is_finished:
             return
-        if event.worker.group == "facts":
-            self._fill(event.worker.result)
+        if worker.group == "series":
+            if worker.result:
+                self.series = worker.result
+                self._draw()
             return
-        if event.worker.group == "series":
-            self.series = event.worker.result
-        elif event.worker.group == "all":
-            self._series_ports, self.around, self.all_series, self.series = event.worker.result
-        self._draw()
+        # the tables' facts and the counters are put on screen together, once both are in:
+        # one layout and one render of the screen instead of two (and one _draw)
+        self._arrived[worker.group] = worker.result
+        if len(self._arrived) < 2:
+            return
+        facts, counters = self._arrived.get("facts"), self._arrived.get("all")
+        with self.app.batch_update():
+            if counters:
+                self._series_ports, self.around, self.all_series, self.series = counters
+            if facts:
+                self._fill(facts)  # draws too
+            else:
+                self._draw()
 
     def on_resize(self) -> None:
         self._draw()

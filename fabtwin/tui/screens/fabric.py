@@ -108,7 +108,7 @@ class FabricScreen(Screen):
         data = self.app.data
 
         def prepare():
-            data.fabric()
+            data.cells()
             return data.windows()
 
         self.run_worker(prepare, thread=True, group="windows")
