@@ -432,6 +432,10 @@ class StoreData:
         None when the cabling gives no fabric (fabric_error says why)."""
         return self._once("layout", self._cells)
 
+    def cells_ready(self) -> bool:
+        """Whether cells() answers at once (built, or known not to be buildable)."""
+        return "layout" in self._cache
+
     def _cells(self) -> Layout | None:
         def discover() -> Layout | str:  # a cabling not seen before
             fab = self.fabric()

@@ -106,6 +106,10 @@ class FabricScreen(Screen):
         grid.cell_id = lambda at: (self._entity_at(at) or ("", ""))[1]  # what `y` copies
         grid.focus()
         data = self.app.data
+        if not data.cells_ready():  # the app builds them from its first paint on (_warm_up)
+            self.query_one("#head", Static).update(
+                "building the fabric view... (once per cabling; the screen fills when it is "
+                "ready)")
 
         def prepare():
             data.cells()
