@@ -107,9 +107,8 @@ class FabricScreen(Screen):
         grid.focus()
         data = self.app.data
         if not data.cells_ready():  # the app builds them from its first paint on (_warm_up)
-            self.query_one("#head", Static).update(
-                "building the fabric view... (once per cabling; the screen fills when it is "
-                "ready)")
+            self.query_one("#head", Static).update(  # one line at 80 columns
+                "building the fabric view... (once per cabling: it fills when ready)")
 
         def prepare():
             data.cells()
