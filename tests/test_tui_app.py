@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import threading
 
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Input, TextArea
 
 from fabtwin.tui.actions import ACTIONS
 from fabtwin.tui.app import FabtwinApp
-from fabtwin.tui.data import RATE_COUNTERS
+from fabtwin.tui.data import RATE_COUNTERS, StoreData
 from fabtwin.tui.heatgrid import HeatGrid
 from fabtwin.tui.resultview import PAGE, ResultsGrid
+from fabtwin.tui.rowgrid import KeyedGrid
 
 pytest_plugins = ["tui_fixtures"]  # the stores these tests open
 
@@ -76,9 +78,9 @@ async def test_incident_detail_plots_and_jumps_to_the_root_cause(store_copy):
         every = text_of(app, "#all")
         for counter in RATE_COUNTERS:  # every counter of the link, one sparkline each
             assert counter in every
-        peers = app.screen.query_one("#peers", DataTable)
+        peers = app.screen.query_one("#peers", KeyedGrid)
         assert "leaf-p0-02:swp5" in column(peers, 0) and "spine-p0-01" in column(peers, 0)
-        events = app.screen.query_one("#events", DataTable)
+        events = app.screen.query_one("#events", KeyedGrid)
         assert column(events, 3).count("link_down") == 6  # 3 flaps seen from both ends
         await pilot.press("escape")
         assert type(app.screen).__name__ == "IncidentScreen"
@@ -289,3 +291,56 @@ async def test_empty_store_and_resizes_do_not_crash(empty_db):
         await until(pilot, lambda: "No fabric to draw" in text_of(app, "#head"))
         await pilot.press("f4")
         assert "0 events   " in text_of(app, "#filters")
+
+
+async def test_a_switchs_port_table_moves_with_j_k_and_enter_opens_the_row(store_copy):
+    app = FabtwinApp(str(store_copy))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.screen.query_one("#incidents", DataTable).row_count)
+        app.open_entity("device", "leaf-p0-02")
+        await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen" and app.screen.loaded)
+        peers = app.screen.query_one("#peers", KeyedGrid)
+        assert peers.has_focus and column(peers, 0) == app.screen.ports  # a row per port
+        await pilot.press("j", "j", "j", "k")
+        assert peers.cursor_row == 2
+        port = peers.get_row_at(2)[0]
+        await pilot.press("y")
+        assert app.clipboard == port
+        await pilot.press("enter")
+        await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen"
+                    and app.screen.ident == port and app.screen.loaded)
+        assert app.screen.kind == "port"
+        await pilot.press("escape")
+        assert app.screen.ident == "leaf-p0-02" and peers.cursor_row == 2
+
+
+async def test_the_fabric_screen_says_it_is_building_until_its_cells_are_in(store_copy,
+                                                                             monkeypatch):
+    """A cabling never drawn before: the app builds the fabric's cells in the background from
+    its first paint; `2` before they are in shows the screen at once, saying so, the UI
+    keeps answering, and the heatmap fills when they arrive."""
+    gate, asked = threading.Event(), threading.Event()
+    build = StoreData._cells
+
+    def slow(self):  # the discovery of a big fabric, held until the test lets it finish
+        asked.set()
+        gate.wait(20)
+        return build(self)
+
+    monkeypatch.setattr(StoreData, "_cells", slow)
+    app = FabtwinApp(str(store_copy))
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(pilot, lambda: app.screen.query_one("#incidents", DataTable).row_count)
+            await until(pilot, asked.is_set)  # asked for in the background, before any key
+            await pilot.press("2")
+            await until(pilot, lambda: type(app.screen).__name__ == "FabricScreen")
+            assert "building the fabric view" in text_of(app, "#head")
+            await pilot.press("1")  # not frozen: the other screens answer meanwhile
+            await until(pilot, lambda: type(app.screen).__name__ == "IncidentsScreen")
+            await pilot.press("2")
+            gate.set()
+            heat = app.screen.query_one("#heatmap", HeatGrid)
+            await until(pilot, lambda: heat.row_count == 4 and "busiest" in text_of(app, "#head"))
+    finally:
+        gate.set()

@@ -12,6 +12,7 @@ from fabtwin.cli import main
 from fabtwin.tui.app import FabtwinApp
 from fabtwin.tui.bars import KeyBar, key_items, key_text
 from fabtwin.tui.resultview import ResultsGrid
+from fabtwin.tui.rowgrid import KeyedGrid
 
 pytest_plugins = ["tui_fixtures"]
 
@@ -60,7 +61,7 @@ async def test_drill_down_shows_peers_and_events(store_copy, size):
         await until(pilot, lambda: scope(app) == "entity" and app.screen.series is not None and app.screen.loaded)
         await pilot.pause()
         for table in ("#peers", "#events"):
-            assert lines_on_screen(app, app.screen.query_one(table, DataTable)) >= 4, table
+            assert lines_on_screen(app, app.screen.query_one(table)) >= 4, table
         # the sparklines of every counter are the pane that gives way on a short terminal
         assert app.screen.query_one("#all").display == (size[1] >= 36)
 
@@ -238,8 +239,8 @@ async def test_drill_down_without_events_says_so(store_copy):
         await until(pilot, lambda: app.screen.query_one("#incidents", DataTable).row_count)
         app.open_entity("device", "leaf-p0-01")
         await until(pilot, lambda: scope(app) == "entity" and app.screen.query("#events")
-                    and app.screen.query_one("#events", DataTable).row_count)
-        events = app.screen.query_one("#events", DataTable)
+                    and app.screen.query_one("#events", KeyedGrid).row_count)
+        events = app.screen.query_one("#events", KeyedGrid)
         assert [str(c) for c in events.get_row_at(0)][-1] == "no events recorded for this entity"
         await pilot.press("tab", "enter")  # the placeholder opens nothing
         assert scope(app) == "entity" and len(app.screen_stack) == 2

@@ -12,6 +12,7 @@ from textual.coordinate import Coordinate
 from fabtwin.tui.fabric_windows import PCT_CODES, cell_codes, decode
 from fabtwin.tui.heatgrid import CELL_W, HeatGrid
 from fabtwin.tui.resultview import PAGE, ResultsGrid
+from fabtwin.tui.rowgrid import KeyedGrid
 from fabtwin.tui.screens.fabric import code_look
 
 LEAVES = [f"leaf-p0-{i:02d}" for i in range(96)]
@@ -125,3 +126,38 @@ async def test_results_grid_reads_a_page_ahead_and_renders_only_what_is_shown():
         grid.clear(columns=True)
         assert grid.row_count == 0 and not grid.columns
     con.close()
+
+
+async def test_keyed_grid_draws_the_rows_on_screen_and_its_cursor_is_a_row():
+    grid = KeyedGrid()
+    rendered: list[int] = []
+    render_row = grid.render_row
+    grid.render_row = lambda r: rendered.append(r) or render_row(r)
+    app = Host(grid)
+    ports = [f"leaf-p0-17:swp{i}" for i in range(1, 201)]
+    async with app.run_test(size=(80, 24)) as pilot:
+        grid.set_rows(["port", "peer", "link", "note"],  # wider than the terminal
+                      [(p, f"spine-p0-{i:02d}:swp17", f"{p}--spine-p0-{i:02d}:swp17", "x" * 30)
+                       for i, p in enumerate(ports)], [f"port|{p}" for p in ports])
+        grid.focus()
+        await pilot.pause()
+        assert rendered and max(rendered) < 24  # 200 rows held, a screen of them drawn
+        header = grid.render_line(0).text
+        assert header.startswith(" port") and "peer" in header and "link" in header
+        assert grid.render_line(1).text.startswith(f" {ports[0]} ")
+        await pilot.press("down", "down", "right")  # sideways scrolls, the cursor stays a row
+        assert grid.cursor_coordinate == Coordinate(2, 0) and grid.scroll_offset.x > 0
+        assert grid.cursor_key() == f"port|{ports[2]}" and grid.cursor_id() == ports[2]
+        assert grid.get_row_at(2)[0] == ports[2]
+        # the cursor's style covers the whole row, not one cell
+        row = grid.render_line(3)
+        cursor = grid.get_component_rich_style("line-grid--cursor", partial=True)
+        assert all(s is not None and s.bgcolor == cursor.bgcolor for _t, s, _c in row)
+        await pilot.press("ctrl+end")
+        assert grid.cursor_row == 199 and set(rendered) - set(range(24)) <= set(range(170, 200))
+        await pilot.click(KeyedGrid, offset=(30, 5))  # twice on a row: selected, any column
+        row = grid.cursor_row
+        await pilot.click(KeyedGrid, offset=(30, 5))
+        assert app.selected == [Coordinate(row, 0)]
+        grid.set_rows(["port"], [("only",)], ["port|only"])  # fewer rows: the cursor follows
+        assert grid.cursor_row == 0 and grid.cursor_key() == "port|only"

@@ -18,6 +18,7 @@ from fabtwin.ticket import evidence_table
 from fabtwin.tui.app import FabtwinApp
 from fabtwin.tui.data import KIND_COUNTER
 from fabtwin.tui.resultview import ResultsGrid
+from fabtwin.tui.rowgrid import KeyedGrid
 from fabtwin.tui.schema import SchemaTree, statement_at
 from fabtwin.tui.screens.drill import MIN_SPAN
 
@@ -83,7 +84,7 @@ async def test_drill_down_starts_on_the_kinds_counter_both_ends_and_peers_in_the
         assert drill.view[1] - drill.view[0] == MIN_SPAN
         await pilot.press("c")
         await until(pilot, lambda: drill.counter_name == "rx_bytes_per_s")
-        lines = drill.query_one("#lines", DataTable)
+        lines = drill.query_one("#lines", KeyedGrid)
         assert column(lines, 0)[:2] == drill.own
         await pilot.press("enter")
         await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen" and app.screen.loaded)
@@ -362,7 +363,7 @@ async def test_wjh_drops_show_on_their_port(real_samples, tmp_path, private_stat
         await pilot.press("enter")
         await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen" and app.screen.loaded)
         assert app.screen.ident == "neo-switch01:swp8"
-        drops = app.screen.query_one("#drops", DataTable)
+        drops = app.screen.query_one("#drops", KeyedGrid)
         assert drops.display and drops.row_count == 2
         rows = [[str(c) for c in drops.get_row_at(r)] for r in range(2)]
         assert [r[1:5] for r in rows] == [
@@ -400,7 +401,7 @@ async def test_wjh_drops_on_a_degraded_link_show_on_its_port_as_the_diagnosis_re
         app.open_entity("port", "leaf-p0-01:swp7")
         await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen"
                     and app.screen.loaded and app.screen.series is not None)
-        drops = app.screen.query_one("#drops", DataTable)
+        drops = app.screen.query_one("#drops", KeyedGrid)
         assert drops.display and drops.row_count == 3
         rows = [[str(c) for c in drops.get_row_at(r)] for r in range(3)]
         assert [r[1:5] for r in rows] == [  # newest first
@@ -420,7 +421,7 @@ async def test_a_port_without_drops_hides_the_wjh_table(store_copy):
         await open_incident(app, pilot, "link_flap")
         await pilot.press("r")
         await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen" and app.screen.loaded)
-        drops = app.screen.query_one("#drops", DataTable)
+        drops = app.screen.query_one("#drops", KeyedGrid)
         assert not drops.display and drops.row_count == 0
 
 

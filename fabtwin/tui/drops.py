@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from textual.widgets import DataTable
-
 from fabtwin.tui.counts import plural
 from fabtwin.tui.records import wjh_fields
+from fabtwin.tui.rowgrid import KeyedGrid
 from fabtwin.units import count
 
 
@@ -24,12 +23,13 @@ def drop_text(message: str | None) -> str:
     return ", ".join(p for p in (reason, severity, packets) if p)
 
 
-def fill_drops(table: DataTable, rows: list[tuple]) -> None:
+def fill_drops(table: KeyedGrid, rows: list[tuple]) -> None:
     """`rows` (drops_of's) into `table`; the table hides when the ports reported none."""
-    table.add_columns("reported", "port", "reason", "severity", "packets", "first", "last")
-    for i, (ts, port, reason, severity, n, first, last) in enumerate(rows):
-        table.add_row(_when(ts), port, reason, severity, "-" if n is None else count(n),
-                      _when(first), _when(last), key=f"{i}|port|{port}")
+    table.set_rows(["reported", "port", "reason", "severity", "packets", "first", "last"],
+                   [(_when(ts), port, reason or "", severity or "",
+                     "-" if n is None else count(n), _when(first), _when(last))
+                    for ts, port, reason, severity, n, first, last in rows],
+                   [f"{i}|port|{r[1]}" for i, r in enumerate(rows)])
     total = sum(r[4] or 0 for r in rows)
     table.border_title = (f"What Just Happened: {plural(len(rows), 'drop report')}, "
                           f"{plural(round(total), 'packet')}")

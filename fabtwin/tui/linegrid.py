@@ -55,6 +55,7 @@ class LineGrid(ScrollView, can_focus=True):
         Binding("ctrl+end", "cursor(1000000000, 0)", "Bottom", show=False),
     ]
     cursor_type = "cell"  # as a DataTable's: what the copy keys read (clip.cursor_id)
+    row_cursor = False  # True: the cursor is a whole row; left / right scroll sideways
 
     class Selected(Message):
         """The cell under the cursor was clicked (a second click on a cell, as a DataTable)."""
@@ -140,12 +141,16 @@ class LineGrid(ScrollView, can_focus=True):
         return self.get_cell_at(self._cursor) if self._rows else ""
 
     def _clamp(self, c: Coordinate) -> Coordinate:
-        return Coordinate(max(0, min(self._rows - 1, c.row)),
-                          max(0, min(self.column_count - 1, c.column)))
+        columns = 1 if self.row_cursor else self.column_count
+        return Coordinate(max(0, min(self._rows - 1, c.row)), max(0, min(columns - 1, c.column)))
 
     def action_cursor(self, rows: int, columns: int) -> None:
         r, k = self._cursor
-        self.cursor_coordinate = Coordinate(r + rows, k + columns)
+        if self.row_cursor and columns:  # a row cursor: sideways is a scroll (home / end: all)
+            step = 8 if abs(columns) == 1 else self.virtual_size.width
+            self.scroll_to(self.scroll_offset.x + (step if columns > 0 else -step), None,
+                           animate=False)
+        self.cursor_coordinate = Coordinate(r + rows, 0 if self.row_cursor else k + columns)
 
     def action_cursor_down(self) -> None:
         self.action_cursor(1, 0)
@@ -163,12 +168,12 @@ class LineGrid(ScrollView, can_focus=True):
         rows = max(1, height - 1)  # under the header
         y = r if r < y else r - rows + 1 if r >= y + rows else y
         j = k - len(self._fixed)
-        if j >= 0 and j + 1 < len(self._x):
+        if j >= 0 and j + 1 < len(self._x) and not self.row_cursor:
             span = max(1, width - sum(self._fixed))
             x0, x1 = self._x[j], self._x[j + 1]
             x = x0 if x0 < x or x1 - x0 > span else x1 - span if x1 > x + span else x
-        if (x, y) != tuple(self.scroll_offset):
-            self.scroll_to(x, y, animate=False)
+        if (x, y) != tuple(self.scroll_offset):  # a row cursor leaves the sideways scroll be
+            self.scroll_to(None if self.row_cursor else x, y, animate=False)
 
     def on_click(self, event: events.Click) -> None:
         at = event.get_content_offset(self)
@@ -180,7 +185,7 @@ class LineGrid(ScrollView, can_focus=True):
             k += bisect_right(self._x, at.x - sum(self._fixed) + self.scroll_offset.x) - 1
         if r >= self._rows or k >= self.column_count:
             return
-        clicked = Coordinate(r, k)
+        clicked = Coordinate(r, 0 if self.row_cursor else k)
         if clicked == self._cursor:
             self.post_message(self.Selected(self, clicked))
         self.cursor_coordinate = clicked
@@ -225,9 +230,13 @@ class LineGrid(ScrollView, can_focus=True):
             cursor = self.get_component_rich_style("line-grid--cursor", partial=True)
             on_row = r == self._cursor.row
             j = self._cursor.column - len(self._fixed)
-            fixed = self.render_fixed(r, cursor if on_row and j < 0 else None)
+            whole = on_row and self.row_cursor
+            fixed = self.render_fixed(r, cursor if on_row and (j < 0 or whole) else None)
             cells = self._row(r)
-            if on_row and j >= 0:
+            if whole:
+                cells = Strip([Segment(t, (s or Style()) + cursor) for t, s, _ in cells],
+                              cells.cell_length)
+            elif on_row and j >= 0:
                 cells = self._with_cursor(cells, j, cursor)
         body = cells.crop(scroll_x, scroll_x + span)
         return Strip.join([fixed, body]).adjust_cell_length(width, self.rich_style)

@@ -37,7 +37,7 @@ def render_overlay(lines: list[Line], width: int, height: int, view: tuple[datet
     out = Text()
     if title:
         out.append(title + "\n", style="bold")
-    width = max(10, width - AXIS - 1)
+    full, width = width, max(10, width - AXIS - 1)
     t0, t1 = view[0].timestamp(), view[1].timestamp()
     span = max(t1 - t0, 1e-6)
     cols = []
@@ -79,18 +79,32 @@ def render_overlay(lines: list[Line], width: int, height: int, view: tuple[datet
     left, right = view[0].strftime("%m-%d %H:%M:%S"), view[1].strftime("%H:%M:%S")
     out.append(" " * (AXIS + 1) + left + " " * max(1, width - len(left) - len(right)) + right
                + "\n", style="dim")
-    out.append(" " * (AXIS + 1) + f"{unit_of(lines[0].series.counter)}  ", style="dim")
-    for i, ln in enumerate(lines):
-        if ln.own:
-            mark, style = ends[i]
-            out.append(f"{mark} {ln.label}  ", style=style)
+    _legend(out, lines, ends, fault is not None and fault[0] is not None, full)
+    return merge_spans(out)
+
+
+def _legend(out: Text, lines: list[Line], ends: dict[int, tuple[str, str]], fault: bool,
+            width: int) -> None:
+    """The legend on one line of `width`: under the plot, else from the left edge, else with
+    single spaces between its items (a 64-port leaf's two long port ids at 80 columns)."""
+    items = [(f"{unit_of(lines[0].series.counter)}", "dim")]
+    items += [(f"{ends[i][0]} {ln.label}", ends[i][1]) for i, ln in enumerate(lines) if ln.own]
     peers = sum(1 for ln in lines if not ln.own)
     if peers:
-        out.append(f"{PEER_MARK} {plural(peers, 'peer')}  ", style=PEER_STYLE)
-    if fault and fault[0] is not None:
-        out.append("▀▀", style="bold red" + SHADE)
-        out.append(" incident")
-    return merge_spans(out)
+        items.append((f"{PEER_MARK} {plural(peers, 'peer')}", PEER_STYLE))
+    if fault:
+        items.append(("▀▀ incident", ""))
+    gap = 2 if sum(len(t) for t, _ in items) + 2 * (len(items) - 1) <= width else 1
+    size = sum(len(t) for t, _ in items) + gap * (len(items) - 1)
+    out.append(" " * max(0, min(AXIS + 1, width - size)), style="dim")
+    for k, (text, style) in enumerate(items):
+        if text.startswith("▀▀"):  # the mark as the axis shades the incident's window
+            out.append("▀▀", style="bold red" + SHADE)
+            out.append(text[2:])
+        else:
+            out.append(text, style=style)
+        if k < len(items) - 1:
+            out.append(" " * gap, style=style)
 
 
 def _held(cols: list[float | None], inside: list, t0: float, span: float,

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from textual.app import ComposeResult
 from textual.markup import escape
 from textual.screen import Screen
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from fabtwin.tui.actions import bindings
 from fabtwin.tui.bars import KeyBar, TitleBar
@@ -17,7 +17,7 @@ from fabtwin.tui.counts import plural
 from fabtwin.tui.data import Incident, Series, counters_for
 from fabtwin.tui.overlay import Line, render_overlay
 from fabtwin.tui.plot import plot_height
-from fabtwin.tui.tables import cursor_key
+from fabtwin.tui.rowgrid import KeyedGrid
 from fabtwin.units import rate
 
 MIN_SPAN = timedelta(seconds=30)  # zooming in stops here: a few samples still show
@@ -73,7 +73,7 @@ class DrillScreen(Screen):
         yield TitleBar()
         yield Static("", classes="summary", id="head")
         yield Static("loading...", id="plot")
-        yield DataTable(cursor_type="row", id="lines")
+        yield KeyedGrid(id="lines")
         yield KeyBar(self.SCOPE)
 
     def on_mount(self) -> None:
@@ -84,7 +84,7 @@ class DrillScreen(Screen):
         else:  # no time recorded: the store's last ten minutes (time_range is read once)
             last = data.time_range()[1] or datetime(1970, 1, 1)
             self.view = (last - timedelta(minutes=10), last)
-        self.query_one("#lines", DataTable).focus()
+        self.query_one("#lines", KeyedGrid).focus()
         self._load()
 
     def _own_ports(self) -> list[str]:
@@ -131,23 +131,21 @@ class DrillScreen(Screen):
             self._draw()
 
     def _fill_table(self) -> None:
-        table = self.query_one("#lines", DataTable)
-        row = table.cursor_row
-        table.clear(columns=True)
-        table.add_columns("port", "role", "peak", "peak in the incident")
+        table = self.query_one("#lines", KeyedGrid)
         f0, f1 = self.incident.start, self.incident.end or self.incident.start
+        rows = []
         for ln in self.lines:
             vals = [v for v in ln.series.observed if v is not None]
             inside = [v for t, v in zip(ln.series.ts, ln.series.observed, strict=True)
                       if v is not None and f0 is not None and f0 <= t <= f1]
-            table.add_row(ln.label, "incident" if ln.own else "peer",
-                          rate(self.counter_name, max(vals) if vals else None),
-                          rate(self.counter_name, max(inside) if inside else None),
-                          key=f"port|{ln.label}")
+            rows.append((ln.label, "incident" if ln.own else "peer",
+                         rate(self.counter_name, max(vals) if vals else None),
+                         rate(self.counter_name, max(inside) if inside else None)))
+        # the cursor keeps its row (set_rows clamps it to the last)
+        table.set_rows(["port", "role", "peak", "peak in the incident"], rows,
+                       [f"port|{ln.label}" for ln in self.lines])
         table.border_title = (f"{plural(len(self.own), 'incident port')}, "
                               f"{plural(len(self.peers), 'peer')} (Enter opens)")
-        if table.row_count:
-            table.move_cursor(row=min(row, table.row_count - 1))
 
     def on_resize(self) -> None:
         self._draw()
@@ -179,12 +177,13 @@ class DrillScreen(Screen):
         self._load()
 
     def action_open_row(self) -> None:
-        key = cursor_key(self.query_one("#lines", DataTable))
+        key = self.query_one("#lines", KeyedGrid).cursor_key()
         if key:
             self.app.open_entity("port", key.split("|", 1)[1], self.incident.start)
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        self.app.open_entity("port", event.row_key.value.split("|", 1)[1], self.incident.start)
+    def on_line_grid_selected(self, event: KeyedGrid.Selected) -> None:  # a click on the cursor
+        key = event.grid.row_key(event.coordinate.row)
+        self.app.open_entity("port", key.split("|", 1)[1], self.incident.start)
 
     def action_back(self) -> None:
         self.app.pop_screen()

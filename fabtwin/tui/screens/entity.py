@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from textual.app import ComposeResult
 from textual.markup import escape
 from textual.screen import Screen
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from fabtwin.tui.actions import bindings
 from fabtwin.tui.bars import KeyBar, TitleBar
@@ -16,7 +16,7 @@ from fabtwin.tui.counts import plural
 from fabtwin.tui.data import RATE_COUNTERS, Series
 from fabtwin.tui.drops import fill_drops
 from fabtwin.tui.plot import plot_height, render_plot, render_sparklines
-from fabtwin.tui.tables import cursor_key
+from fabtwin.tui.rowgrid import KeyedGrid
 
 HALF = timedelta(minutes=30)  # the plot shows the hour around the time of interest
 DROP_ROWS = 4  # WJH drop reports shown at once; more scroll
@@ -31,7 +31,7 @@ class EntityScreen(Screen):
     DEFAULT_CSS = """
     EntityScreen #plot { height: auto; padding: 0 1; }
     EntityScreen #all { height: auto; padding: 0 1; }
-    EntityScreen DataTable { height: 1fr; min-height: 4; }
+    EntityScreen KeyedGrid { height: 1fr; min-height: 4; }
     """
 
     def __init__(self, kind: str, ident: str, around: datetime | None = None) -> None:
@@ -51,9 +51,9 @@ class EntityScreen(Screen):
         yield Static("", classes="summary", id="head")
         yield Static("loading...", id="plot")
         yield Static("", id="all")
-        yield DataTable(cursor_type="row", id="peers")
-        yield DataTable(cursor_type="row", id="events")
-        drops = DataTable(cursor_type="row", id="drops")  # WJH, on the ports that drop
+        yield KeyedGrid(id="peers")  # a leaf's 64 ports: only the rows on screen are drawn
+        yield KeyedGrid(id="events")
+        drops = KeyedGrid(id="drops")  # WJH, on the ports that drop
         drops.styles.height = "auto"  # its rows, up to DROP_ROWS (the app's CSS says 1fr)
         drops.styles.max_height = DROP_ROWS + 1
         yield drops
@@ -64,7 +64,7 @@ class EntityScreen(Screen):
         # the counters, side by side) and each part fills in when it arrives
         self.title = f"{self.kind} {self.ident}"
         self.query_one("#head", Static).update(f"[b]{self.kind} {escape(self.ident)}[/b]  loading...")
-        self.query_one("#peers", DataTable).focus()
+        self.query_one("#peers", KeyedGrid).focus()
         data, kind, ident = self.app.data, self.kind, self.ident
         self.run_worker(lambda: _facts(data, kind, ident), thread=True, group="facts")
         self._load()
@@ -73,40 +73,40 @@ class EntityScreen(Screen):
         """The head and the peers, events and drops tables, from what _facts read."""
         self.ports = ports = facts["ports"]
         devices = sorted({p.split(":", 1)[0] for p in ports}) or [self.ident]
-        peers = self.query_one("#peers", DataTable)
-        peers.add_columns("port", "peer", "link")
+        peers = self.query_one("#peers", KeyedGrid)
+        rows: list[tuple[str, str, str]] = []
         if self.kind in ("device", "host"):
             linked = {p: (peer, link) for p, peer, link in facts["peers"]}
-            for p in ports:
-                peer, _link = linked.get(p, ("", ""))
-                peers.add_row(p, peer, _link, key=f"port|{p}")
+            rows = [(p, *linked.get(p, ("", ""))) for p in ports]
+            keys = [f"port|{p}" for p in ports]
             peers.border_title = f"{plural(len(ports), 'port')} (Enter opens)"
         else:
-            for p, peer, link in facts["peers"]:
-                peers.add_row(p, peer, link, key=f"port|{peer}")
-            for d in devices:
-                peers.add_row(d, "", "device", key=f"device|{d}")
+            rows = [*facts["peers"], *((d, "", "device") for d in devices)]
+            keys = [f"port|{peer}" for _p, peer, _l in facts["peers"]] + \
+                [f"device|{d}" for d in devices]
             peers.border_title = "peers and devices (Enter opens)"
-        if not peers.row_count:
-            peers.add_row("no ports or cabling known for this entity", "", "", key="none|")
+        if not rows:
+            rows, keys = [("no ports or cabling known for this entity", "", "")], ["none|"]
+        peers.set_rows(["port", "peer", "link"], rows, keys)
         jobs = facts["jobs"]
         head = f"[b]{self.kind} {escape(self.ident)}[/b]  {plural(len(ports), 'port')}"
         if jobs:
             head += escape("  jobs: " + ", ".join(f"{j[0]} ({j[1] or '-'})" for j in jobs[:5]))
         self.query_one("#head", Static).update(head)
-        events = self.query_one("#events", DataTable)
-        events.add_columns("time", "device", "ifname", "kind", "message")
+        events = self.query_one("#events", KeyedGrid)
         rows = facts["events"]
-        for i, (ts, dev, ifn, kind, msg) in enumerate(rows):
-            events.add_row(f"{ts:%m-%d %H:%M:%S.%f}"[:-3], dev, ifn, kind, (msg or "")[:80],
-                           key=f"{i}|port|{dev}:{ifn}" if ifn else f"{i}|device|{dev}")
+        cells = [(f"{ts:%m-%d %H:%M:%S.%f}"[:-3], dev, ifn or "", kind, (msg or "")[:80])
+                 for ts, dev, ifn, kind, msg in rows]
+        keys = [f"{i}|port|{dev}:{ifn}" if ifn else f"{i}|device|{dev}"
+                for i, (_ts, dev, ifn, _k, _m) in enumerate(rows)]
         if not rows:  # a header alone reads as a table still loading
-            events.add_row("", "", "", "", "no events recorded for this entity", key="none|")
+            cells, keys = [("", "", "", "", "no events recorded for this entity")], ["none|"]
+        events.set_rows(["time", "device", "ifname", "kind", "message"], cells, keys)
         events.border_title = plural(len(rows), "event")
-        drops = self.query_one("#drops", DataTable)
+        drops = self.query_one("#drops", KeyedGrid)
         fill_drops(drops, facts["drops"])
         if drops.display:  # three tables under the plot: each keeps a header and two rows
-            for table in self.query(DataTable):  # at 80x24 (three 1fr of 4 overflowed)
+            for table in self.query(KeyedGrid):  # at 80x24 (three 1fr of 4 overflowed)
                 table.styles.min_height = 3
         self.loaded = True
         self._draw()  # the plot's rows depend on whether the drops show
@@ -115,7 +115,7 @@ class EntityScreen(Screen):
         """plot_height's rows, two fewer when the WJH drops take a third table's rows (at
         80x24: 4 bar rows, and the peers, events and drops keep their rows on screen)."""
         rows = plot_height(self.size.height)
-        return max(2, rows - 2) if self.query_one("#drops", DataTable).display else rows
+        return max(2, rows - 2) if self.query_one("#drops", KeyedGrid).display else rows
 
     def _load(self) -> None:
         """Every counter of the entity over the hour around self.around, in one scan of its
@@ -191,10 +191,11 @@ class EntityScreen(Screen):
             self._load_series()
 
     def action_open_row(self) -> None:
-        self._open(cursor_key(self.focused if isinstance(self.focused, DataTable) else None))
+        focused = self.focused
+        self._open(focused.cursor_key() if isinstance(focused, KeyedGrid) else None)
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        self._open(event.row_key.value)
+    def on_line_grid_selected(self, event: KeyedGrid.Selected) -> None:  # a click on the cursor
+        self._open(event.grid.row_key(event.coordinate.row))
 
     def _open(self, key: str | None) -> None:
         if not key:

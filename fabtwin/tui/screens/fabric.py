@@ -106,6 +106,9 @@ class FabricScreen(Screen):
         grid.cell_id = lambda at: (self._entity_at(at) or ("", ""))[1]  # what `y` copies
         grid.focus()
         data = self.app.data
+        if not data.cells_ready():  # the app builds them from its first paint on (_warm_up)
+            self.query_one("#head", Static).update(  # one line at 80 columns
+                "building the fabric view... (once per cabling: it fills when ready)")
 
         def prepare():
             data.cells()
