@@ -194,16 +194,25 @@ def find_load_imbalance(con: duckdb.DuckDBPyConnection) -> list[Incident]:
     return out
 
 
-# per switch and replay window: the spread of observed / expected over its loaded uplinks
-_IMBALANCE_FROM_REPLAY = f"""
-    WITH disturbed AS (
-        SELECT DISTINCT plane, window_start FROM expected_ports WHERE up_fraction < 1
+# per switch and replay window: the spread of observed / expected over its loaded uplinks. In a
+# window where a cable is not up all along, the reroute moves load between the uplinks of its
+# lower end (that switch is left out) and away from the cables into its upper end (those
+# uplinks are left out): the twin's reroute is not exact there; every other uplink counts
+_IMBALANCE_FROM_REPLAY = """
+    WITH down AS (  -- the ends of each cable not up all along a window, in that window
+        SELECT DISTINCT e.window_start, e.device, e.uplink FROM expected_ports e
+        SEMI JOIN (SELECT link_id, window_start FROM expected_ports WHERE up_fraction < 1) x
+          USING (link_id, window_start)
+    ), dev AS (SELECT DISTINCT port_id, device FROM expected_ports
     ), up AS (
         SELECT e.device, e.tier, e.plane, e.window_start, e.window_end,
                e.observed_tx_bytes_per_s / e.expected_tx_bytes_per_s AS r
-        FROM expected_ports e ANTI JOIN disturbed d USING (plane, window_start)
+        FROM expected_ports e LEFT JOIN dev p ON p.port_id = e.peer_port
         WHERE e.uplink AND e.tier >= 1 AND e.observed_tx_bytes_per_s IS NOT NULL
           AND e.expected_tx_bytes_per_s > 0.05 * e.capacity_bytes_per_s
+          AND NOT EXISTS (SELECT 1 FROM down d WHERE d.window_start = e.window_start
+                          AND ((d.uplink AND d.device = e.device)
+                               OR (NOT d.uplink AND d.device = p.device)))
     ), per_w AS (
         SELECT device, tier, window_start, window_end,
                stddev_pop(r) / nullif(avg(r), 0) AS cv
@@ -212,7 +221,7 @@ _IMBALANCE_FROM_REPLAY = f"""
     SELECT device, tier, min(window_start) AS start, max(window_end) AS "end", avg(cv) AS cv,
            avg((cv > {RESIDUAL_CV})::INT) AS share, count(*) AS windows,
            'observed/expected' AS basis
-    FROM per_w WHERE cv IS NOT NULL GROUP BY device, tier"""
+    FROM per_w WHERE cv IS NOT NULL GROUP BY device, tier""".replace("{RESIDUAL_CV}", str(RESIDUAL_CV))
 
 # without a replay: the spread of raw uplink loads per leaf and sample, outside down times
 # (a leaf: a switch cabled to a host; its uplinks: its cables to other switches)

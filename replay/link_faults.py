@@ -21,6 +21,7 @@ from datetime import datetime
 import duckdb
 
 from replay.residuals import (
+    MAD_TO_SIGMA,
     NoiseFloor,
     compute_residuals,
     noise_floors,
@@ -78,7 +79,61 @@ def find_silent_loss(con: duckdb.DuckDBPyConnection) -> list[Incident]:
             inc = found.get(link)
             if inc is None or strength > inc.evidence[0]["evidence_z"]:
                 found[link] = _loss_incident(link, tx_port, run, strength, floors)
+    for (link, tx_port), run, strength, beyond in _lasting(by_dir, floors):
+        if link not in found:
+            found[link] = _loss_incident(link, tx_port, run, strength, floors, beyond)
     return list(found.values())
+
+
+LASTING_WINDOWS = 3  # a deficit that lasts: at least this many computable windows ...
+LASTING_SHARE = 2 / 3  # ... most of them short of what the sender sent
+
+
+def _inside(series: list[dict], k: int, good: list[bool]) -> bool:
+    """Whether window k lies away from the edges of what both ends counted (see `_runs`)."""
+    r = series[k]
+    return ((0 < k < len(series) - 1 and good[k - 1] and good[k + 1])
+            or (r.get("edge_s") or 0.0) >= (r["sample_s"] or math.inf))
+
+
+def _lasting(by_dir: dict[tuple[str, str], list[dict]], floors: dict[int | None, NoiseFloor]):
+    """((link, tx port), windows, strength) of each direction whose deficit over all its
+    computable windows stands Z_REAL beyond what the same bundle's other directions show, though
+    no window may stand out on its own: a loss of a few percent, window after window.
+
+    Per direction, u = (its summed deficit ratio - the bundle's median - what read timing can
+    move) * sqrt(windows) / the window noise: about a standard normal on a healthy link. The
+    other directions' u (their median and MAD) are the floor: systematic offsets of healthy
+    links (a NIC that counts what a switch does not) widen it, so only an outlier counts."""
+    cand = []
+    for key, series in by_dir.items():
+        good = [r["status"] in ("ok", "idle") for r in series]
+        rows = [r for k, r in enumerate(series) if r["status"] == "ok" and _inside(series, k, good)
+                and _z(r, floors) is not None and r["deficit_ratio"] is not None]
+        basis = max((r["basis"] for r in rows), key=[r["basis"] for r in rows].count, default=None)
+        rows = [r for r in rows if r["basis"] == basis]
+        sent = sum(r[f"sent_{basis}_per_s"] or 0.0 for r in rows)
+        if len(rows) < LASTING_WINDOWS or sent <= 0:
+            continue
+        got = sum(r[f"received_{basis}_per_s"] or 0.0 for r in rows)
+        med = sum(_floor_of(r, floors).median for r in rows) / len(rows)
+        timing = sum(_step_bound(r) * (r[f"sent_{basis}_per_s"] or 0.0) for r in rows) / sent
+        sigma = max(_sigma(r, floors) for r in rows)
+        deficit = (sent - got) / sent
+        u = (deficit - med) * math.sqrt(len(rows)) / sigma
+        short = sum(1 for r in rows if r["deficit_ratio"] > _floor_of(r, floors).median)
+        cand.append((key, rows, u, short / len(rows), (deficit, med + timing, sigma)))
+    if len(cand) < 2 * LASTING_WINDOWS:
+        return
+    us = sorted(c[2] for c in cand)
+    centre = us[len(us) // 2]
+    spread = max(1.0, sorted(abs(u - centre) for u in us)[len(us) // 2] * MAD_TO_SIGMA)
+    for key, rows, u, share, (deficit, base, sigma) in cand:
+        z = (u - centre) / spread
+        if z >= Z_REAL and share >= LASTING_SHARE:
+            # the deficit ratio a direction of this many windows had to reach
+            floor = base + (centre + Z_REAL * spread) * sigma / math.sqrt(len(rows))
+            yield key, rows, z, (deficit, floor)
 
 
 def _floor_of(r: dict, floors: dict[int | None, NoiseFloor]) -> NoiseFloor:
@@ -185,10 +240,12 @@ def loss_score(deficit: float, floor: float) -> float:
 
 
 def _loss_incident(link: str, tx_port: str, run: list[dict], strength: float,
-                   floors: dict[int | None, NoiseFloor]) -> Incident:
+                   floors: dict[int | None, NoiseFloor],
+                   beyond: tuple[float, float] | None = None) -> Incident:
+    """`beyond`: (deficit, floor) of a lasting deficit (`_lasting`), else the run's."""
     worst = max(run, key=lambda r: r["deficit_ratio"])
     floor = _floor_of(worst, floors)
-    deficit, needed = _beyond_floor(run, floors)
+    deficit, needed = beyond or _beyond_floor(run, floors)
     errors = sum(r["errors_per_s"] or 0.0 for r in run) / len(run)
     evidence = [{"tx_port": tx_port, "rx_port": r["rx_port"], "window_start": _iso(r["window_start"]),
                  "window_end": _iso(r["window_end"]), "basis": r["basis"],
