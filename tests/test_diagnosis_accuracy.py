@@ -7,6 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from benchmarks.writer2 import write_bundle
 from replay.investigate import investigate
 from twin.synth import generate
 
@@ -91,3 +94,32 @@ def test_two_faults_keep_both_roots_and_the_congestion_they_cause_is_their_evide
     imbalance = next(i for i in incs if i["kind"] == "load_imbalance")
     victims = {e["root_cause"]["id"] for e in imbalance["evidence"] if e.get("kind") == "congestion"}
     assert "leaf-p0-04:swp13" in victims  # one of its own uplinks, full from the start
+
+
+THREE_TIERS = FABRIC32.replace("hosts = 32\nplanes = 1\nleaf_radix = 8\nspine_radix = 8\n"
+                               "hosts_per_leaf = 4", "hosts = 16\nplanes = 1\ntiers = 3\n"
+                               "leaf_radix = 4\nspine_radix = 4")
+
+
+def test_at_three_tiers_the_hashing_leaf_is_the_root_not_the_aggregation_switches_above_it(tmp_path):
+    """A leaf with adaptive routing off in a 3-tier fabric: its flows keep their hash above it,
+    so the aggregation switches of its pod carry them unevenly on their own uplinks. The leaf
+    is the root; the aggregation switches are its evidence, not load_imbalance roots."""
+    text = THREE_TIERS.format(job="alltoall") + fault("load_imbalance", at_s=0, duration_s=120,
+                                                      device="leaf-p0-03")
+    _, incs = _investigated(tmp_path, text, seed=5)
+    assert (incs[0]["kind"], incs[0]["root_cause"]["id"]) == ("load_imbalance", "leaf-p0-03")
+    assert [i["root_cause"]["id"] for i in incs if i["kind"] == "load_imbalance"] == ["leaf-p0-03"]
+    above = [e["device"] for e in incs[0]["evidence"] if "above" in str(e.get("role", ""))]
+    assert above and all(d.startswith("agg-p0-") for d in above)
+
+
+@pytest.mark.parametrize(("seed", "case", "leaf"), [
+    (48, "mild_imbalance", "p0-leaf-02"),  # a plane of two leaves: its one peer is the other leaf
+    (42, "load_imbalance", "p0-leaf-01"),  # 3 tiers, two uplinks: uneven only on the spines above
+])
+def test_writer2_imbalances_are_found_at_their_leaf(tmp_path, seed, case, leaf):
+    labels = write_bundle(tmp_path / "b", seed, case)
+    assert [f["root_cause"]["id"] for f in labels["faults"]] == [leaf]
+    incs = investigate(tmp_path / "b", tmp_path / "s.duckdb")["incidents"]
+    assert incs and (incs[0]["kind"], incs[0]["root_cause"]["id"]) == ("load_imbalance", leaf)
