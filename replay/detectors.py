@@ -172,38 +172,98 @@ def find_load_imbalance(con: duckdb.DuckDBPyConnection) -> list[Incident]:
     fault.
     """
     status = con.execute("SELECT status FROM replay_runs").fetchone()
-    rows = _rows(con, _IMBALANCE_FROM_REPLAY if status and status[0] == "ok"
-                 else _IMBALANCE_FROM_RATES)
+    replayed = bool(status and status[0] == "ok")
+    rows = {r["device"]: r for r in _rows(con, _IMBALANCE_FROM_REPLAY if replayed
+                                          else _IMBALANCE_FROM_RATES)}
+    by_tier: dict[int, list[tuple[str, float]]] = {}
+    for r in rows.values():
+        by_tier.setdefault(r["tier"], []).append((r["device"], r["cv"]))
+    for r in rows.values():  # what the switch's peers of its tier show, itself left out
+        peers = sorted(cv for d, cv in by_tier[r["tier"]] if d != r["device"]) or [0.0]
+        r["typical"] = float(peers[len(peers) // 2])
+    uneven = [r for r in rows.values() if r["share"] >= 0.5 and r["cv"] > max(
+        RESIDUAL_CV if r["basis"] == "observed/expected" else IMBALANCE_CV, 3 * r["typical"])]
+    below = _from_below(con, rows, uneven) if replayed else {}
     out = []
-    by_tier: dict[int, list[float]] = {}
-    for r in rows:
-        by_tier.setdefault(r["tier"], []).append(r["cv"])
-    for r in rows:
-        peers = sorted(by_tier[r["tier"]])
-        typical = float(peers[len(peers) // 2])
-        floor = RESIDUAL_CV if r["basis"] == "observed/expected" else IMBALANCE_CV
-        if r["share"] >= 0.5 and r["cv"] > max(floor, 3 * typical):
-            out.append(Incident(
-                "load_imbalance", "device", r["device"], r["start"], r["end"],
-                min(0.85, 0.5 + r["cv"] - typical),
-                f"{r['device']}'s equal-cost uplinks are uneven (load varies {r['cv'] * 100:.0f}% "
-                "around what adaptive routing would carry): ECMP collisions or adaptive routing off",
-                [{"device": r["device"], "uplink_cv": round(r["cv"], 4),
-                  "peer_median_cv": round(typical, 4), "share_of_windows": round(r["share"], 3),
-                  "windows": r["windows"], "basis": r["basis"]}]))
+    for r in uneven:
+        if r["device"] in below:
+            continue  # the hashing of a switch below it: that switch's evidence
+        out.append(_imbalance_incident(r, r))
+    by_root: dict[str, list[dict]] = {}
+    for upper, root in below.items():
+        by_root.setdefault(root, []).append(rows[upper])
+    for root, uppers in by_root.items():
+        if any(i.root_id == root for i in out):
+            inc = next(i for i in out if i.root_id == root)
+        else:
+            inc = _imbalance_incident(rows[root], max(uppers, key=lambda u: u["cv"] - u["typical"]))
+            out.append(inc)
+        inc.evidence += [{"device": u["device"], "role": f"uneven uplinks above {root}: its "
+                          "flows, hashed, reach them unevenly", "uplink_cv": round(u["cv"], 4),
+                          "peer_median_cv": round(u["typical"], 4)} for u in uppers]
     return out
 
 
-# per switch and replay window: the spread of observed / expected over its loaded uplinks
-_IMBALANCE_FROM_REPLAY = f"""
-    WITH disturbed AS (
-        SELECT DISTINCT plane, window_start FROM expected_ports WHERE up_fraction < 1
+def _imbalance_incident(r: dict, strongest: dict) -> Incident:
+    """A load_imbalance at r's switch, scored by the spread of `strongest` (r itself, or the
+    switch above it where its hashing shows most)."""
+    return Incident(
+        "load_imbalance", "device", r["device"], strongest["start"], strongest["end"],
+        min(0.85, 0.5 + strongest["cv"] - strongest["typical"]),
+        f"{r['device']}'s equal-cost uplinks are uneven (load varies {strongest['cv'] * 100:.0f}% "
+        f"around what adaptive routing would carry{'' if strongest is r else ' on ' + strongest['device'] + ' above it'}): "
+        "ECMP collisions or adaptive routing off",
+        [{"device": r["device"], "uplink_cv": round(r["cv"], 4),
+          "peer_median_cv": round(r["typical"], 4), "share_of_windows": round(r["share"], 3),
+          "windows": r["windows"], "basis": r["basis"]}])
+
+
+def _from_below(con: duckdb.DuckDBPyConnection, rows: dict[str, dict],
+                uneven: list[dict]) -> dict[str, str]:
+    """upper switch -> the switch below it whose hashing its uneven uplinks carry. A flow
+    hashed at a switch keeps its entropy: the switches above it see that switch's flows
+    unevenly (on few uplinks of its own the hash may even out; above, fewer flows share a
+    port). Such a switch below stands out among the uneven switch's other lower neighbours
+    and among its own tier (three times their median spread); a switch that hashes itself has
+    even switches below it."""
+    pairs = con.execute("""
+        SELECT DISTINCT e.device, p.device FROM expected_ports e
+        JOIN (SELECT DISTINCT port_id, device FROM expected_ports) p ON p.port_id = e.peer_port
+        WHERE e.uplink AND e.tier >= 1""").fetchall()
+    lower: dict[str, list[str]] = {}
+    for lo, up in pairs:
+        lower.setdefault(up, []).append(lo)
+    out = {}
+    for u in uneven:
+        cand = [rows[d] for d in lower.get(u["device"], []) if d in rows]
+        if not cand:
+            continue
+        best = max(cand, key=lambda r: r["cv"])
+        rest = sorted(r["cv"] for r in cand if r is not best) or [0.0]
+        if best["cv"] > 3 * max(rest[len(rest) // 2], best["typical"]) and best["cv"] > 0:
+            out[u["device"]] = best["device"]
+    return out
+
+
+# per switch and replay window: the spread of observed / expected over its loaded uplinks. In a
+# window where a cable is not up all along, the reroute moves load between the uplinks of its
+# lower end (that switch is left out) and away from the cables into its upper end (those
+# uplinks are left out): the twin's reroute is not exact there; every other uplink counts
+_IMBALANCE_FROM_REPLAY = """
+    WITH down AS (  -- the ends of each cable not up all along a window, in that window
+        SELECT DISTINCT e.window_start, e.device, e.uplink FROM expected_ports e
+        SEMI JOIN (SELECT link_id, window_start FROM expected_ports WHERE up_fraction < 1) x
+          USING (link_id, window_start)
+    ), dev AS (SELECT DISTINCT port_id, device FROM expected_ports
     ), up AS (
         SELECT e.device, e.tier, e.plane, e.window_start, e.window_end,
                e.observed_tx_bytes_per_s / e.expected_tx_bytes_per_s AS r
-        FROM expected_ports e ANTI JOIN disturbed d USING (plane, window_start)
+        FROM expected_ports e LEFT JOIN dev p ON p.port_id = e.peer_port
         WHERE e.uplink AND e.tier >= 1 AND e.observed_tx_bytes_per_s IS NOT NULL
           AND e.expected_tx_bytes_per_s > 0.05 * e.capacity_bytes_per_s
+          AND NOT EXISTS (SELECT 1 FROM down d WHERE d.window_start = e.window_start
+                          AND ((d.uplink AND d.device = e.device)
+                               OR (NOT d.uplink AND d.device = p.device)))
     ), per_w AS (
         SELECT device, tier, window_start, window_end,
                stddev_pop(r) / nullif(avg(r), 0) AS cv
@@ -212,7 +272,7 @@ _IMBALANCE_FROM_REPLAY = f"""
     SELECT device, tier, min(window_start) AS start, max(window_end) AS "end", avg(cv) AS cv,
            avg((cv > {RESIDUAL_CV})::INT) AS share, count(*) AS windows,
            'observed/expected' AS basis
-    FROM per_w WHERE cv IS NOT NULL GROUP BY device, tier"""
+    FROM per_w WHERE cv IS NOT NULL GROUP BY device, tier""".replace("{RESIDUAL_CV}", str(RESIDUAL_CV))
 
 # without a replay: the spread of raw uplink loads per leaf and sample, outside down times
 # (a leaf: a switch cabled to a host; its uplinks: its cables to other switches)

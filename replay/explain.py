@@ -42,6 +42,10 @@ from twin.topology import TopologyError
 
 MAX_FAULTS = 3
 VICTIM = 0.5  # a candidate the chosen faults leave less than this share of its gain is a victim
+# the highest score of an incident the twin explains nothing of beyond noise: clearly below the
+# 0.5 that separates an incident from noise (half of it with no gain at all, all of it with a
+# gain just short of its penalty), so that the detectors' order among them is kept
+NOISE_CAP = 0.45
 
 
 @dataclass
@@ -66,7 +70,7 @@ def explain(con: duckdb.DuckDBPyConnection, incidents: list[Incident],
     100% -> 75% top-1 over 12 bundles), so each incident keeps its detector's score and set, and
     its explanation says what the twin makes of it (its share of the residual, whether the
     twin's search chose it, the runner-up); one the twin finds no residual for beyond the
-    bundle's noise scores at most 0.5. Without a stored replay (no cabling the twin accepts, or a store diagnosed without replay)
+    bundle's noise scores at most NOISE_CAP (0.45), clearly below 0.5. Without a stored replay (no cabling the twin accepts, or a store diagnosed without replay)
     the incidents keep their detectors' scores and say so in their explanation.
     """
     m = _model(con)
@@ -160,10 +164,12 @@ def _advise(m: Model, incidents: list[Incident], hyps: dict, outcomes: dict,
             continue
         inc.explanation = _explanation(m, o, outcomes, resid, chosen)
         inc.explanation["ranked_by"] = "detector"
-        if o.alone <= m.penalty(o.h):  # the twin sees nothing beyond noise there: at most 0.5
-            inc.score = min(inc.score, 0.5)
+        pen = m.penalty(o.h)
+        if o.alone <= pen:  # the twin sees nothing beyond noise there: clearly below 0.5
+            cap = NOISE_CAP * (0.5 + 0.5 * max(0.0, o.alone) / max(pen, 1e-12))
+            inc.score = min(inc.score, cap)
             inc.explanation["note"] = ("the twin explains nothing beyond the bundle's noise with "
-                                       "this fault: score capped at 0.5")
+                                       f"this fault: score capped at {cap:.2f}")
     return incidents
 
 

@@ -32,6 +32,7 @@ from replay.explain import explain
 from replay.impact import add_impact
 from replay.residuals import compute_residuals
 from replay.results import ensure_results, open_results
+from replay.victims import fold_victims
 from replay.wjh import add_wjh
 
 # a window bound: a time (naive UTC), a span back from the end of the data, or open
@@ -96,7 +97,7 @@ def diagnose(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
         incidents: list[Incident] = []
         for detector in DETECTORS:
             incidents.extend(detector(con))
-        incidents = explain(con, incidents)
+        incidents = explain(con, fold_victims(con, incidents))
     if t_from is not None:
         incidents = [i for i in incidents if i.end is None or i.end >= t_from]
     if t_to is not None:

@@ -21,6 +21,7 @@ from datetime import datetime
 import duckdb
 
 from replay.residuals import (
+    MAD_TO_SIGMA,
     NoiseFloor,
     compute_residuals,
     noise_floors,
@@ -78,7 +79,97 @@ def find_silent_loss(con: duckdb.DuckDBPyConnection) -> list[Incident]:
             inc = found.get(link)
             if inc is None or strength > inc.evidence[0]["evidence_z"]:
                 found[link] = _loss_incident(link, tx_port, run, strength, floors)
+    for (link, tx_port), run, strength, beyond in _lasting(con, by_dir, floors, edge):
+        if link not in found:
+            found[link] = _loss_incident(link, tx_port, run, strength, floors, beyond)
     return list(found.values())
+
+
+LASTING_WINDOWS = 3  # a deficit that lasts: at least this many computable windows ...
+LASTING_SHARE = 2 / 3  # ... most of them short of what the sender sent
+
+
+def _inside(series: list[dict], k: int, good: list[bool]) -> bool:
+    """Whether window k lies away from the edges of what both ends counted (see `_runs`)."""
+    r = series[k]
+    return ((0 < k < len(series) - 1 and good[k - 1] and good[k + 1])
+            or (r.get("edge_s") or 0.0) >= (r["sample_s"] or math.inf))
+
+
+def _lasting(con: duckdb.DuckDBPyConnection, by_dir: dict[tuple[str, str], list[dict]],
+             floors: dict[int | None, NoiseFloor], edge: str):
+    """((link, tx port), windows, strength, (deficit, floor)) of each direction whose deficit
+    over all its computable windows stands Z_REAL beyond what the same bundle's other
+    directions show, though no window may stand out on its own: a loss of a few percent,
+    window after window.
+
+    Per direction (its windows away from the edges of what both ends counted, `_inside`, of its
+    commoner basis), u = (its summed deficit ratio - the bundle's median - what read timing can
+    move at the edges of its windows) * sqrt(windows) / the window noise: about a standard
+    normal, or below, on a healthy link. The other directions' u (their
+    median and MAD) are the floor: systematic offsets of healthy links (a NIC that counts what
+    a switch does not, read timing) widen it, so only an outlier counts. One SQL aggregate per
+    direction (a bundle of a million windows stays cheap); the rows only for the few found."""
+    values = ", ".join(f"({'NULL' if c is None else int(c)}::INT, {f.median!r}, {f.sigma!r})"
+                       for c, f in floors.items())
+    cand = []
+    for link, tx, basis, n, sent, got, med, timing, sigma, short in con.execute(
+            _LASTING_SQL.format(floors=values, edge=edge)).fetchall():
+        if n < LASTING_WINDOWS or not sent or sent <= 0:
+            continue
+        deficit = (sent - got) / sent
+        # read timing moves counts between adjacent windows, and over the direction's windows
+        # those moves cancel but at their edges: twice its largest window's share, at most
+        timing = 2 * timing / sent
+        u = (deficit - med - timing) * math.sqrt(n) / sigma
+        cand.append(((link, tx), basis, n, u, short, (deficit, med + timing, sigma)))
+    if len(cand) < 2 * LASTING_WINDOWS:
+        return
+    us = sorted(c[3] for c in cand)
+    centre = us[len(us) // 2]
+    spread = max(1.0, sorted(abs(u - centre) for u in us)[len(us) // 2] * MAD_TO_SIGMA)
+    for key, basis, n, u, share, (deficit, base, sigma) in cand:
+        z = (u - centre) / spread
+        if z >= Z_REAL and share >= LASTING_SHARE:
+            series = by_dir[key]
+            good = [r["status"] in ("ok", "idle") for r in series]
+            rows = [r for k, r in enumerate(series) if r["status"] == "ok" and r["basis"] == basis
+                    and r["deficit_ratio"] is not None and _inside(series, k, good)]
+            # the deficit ratio a direction of this many windows had to reach
+            floor = base + (centre + Z_REAL * spread) * sigma / math.sqrt(n)
+            yield key, rows, z, (deficit, floor)
+
+
+_LASTING_SQL = """
+    WITH f(cadence, med, sig) AS (VALUES {floors}),
+    r AS (
+        SELECT link_id, tx_port, status, basis, deficit_ratio, sample_s, granularity,
+               coalesce(CASE basis WHEN 'packets' THEN sent_packets_per_s
+                        ELSE sent_bytes_per_s END, 0) AS sent,
+               coalesce(CASE basis WHEN 'packets' THEN received_packets_per_s
+                        ELSE received_bytes_per_s END, 0) AS got,
+               coalesce(rate_change, 1.0) * coalesce(sample_s, epoch(window_end - window_start))
+                   / greatest(epoch(window_end - window_start), 1e-9) AS step,
+               coalesce(lag(status IN ('ok', 'idle')) OVER w, false)
+                   AND coalesce(lead(status IN ('ok', 'idle')) OVER w, false) AS between_good,
+               coalesce({edge}, 0) >= coalesce(sample_s, 'infinity'::DOUBLE) AS edge_in,
+               round(log2(greatest(coalesce(sample_s, 1e-3), 1e-3)))::INT AS cadence
+        FROM link_residuals WINDOW w AS (PARTITION BY link_id, tx_port ORDER BY window_start)
+    ), k AS (
+        SELECT r.*, coalesce(f.med, g.med) AS med,
+               greatest(coalesce(f.sig, g.sig), coalesce(granularity, 0), 1e-9) AS sigma
+        FROM r LEFT JOIN f USING (cadence) CROSS JOIN (SELECT med, sig FROM f WHERE cadence IS NULL) g
+        WHERE status = 'ok' AND deficit_ratio IS NOT NULL AND (between_good OR edge_in)
+    ), d AS (
+        SELECT link_id, tx_port, basis, count(*) AS n, sum(sent) AS sent, sum(got) AS got,
+               avg(med) AS med, max(step * sent) AS timing, max(sigma) AS sigma,
+               avg((deficit_ratio > med)::INT) AS short
+        FROM k GROUP BY ALL
+    )
+    SELECT link_id, tx_port, arg_max(basis, n) AS basis, arg_max(n, n) AS n,
+           arg_max(sent, n) AS sent, arg_max(got, n) AS got, arg_max(med, n) AS med,
+           arg_max(timing, n) AS timing, arg_max(sigma, n) AS sigma, arg_max(short, n) AS short
+    FROM d GROUP BY ALL"""
 
 
 def _floor_of(r: dict, floors: dict[int | None, NoiseFloor]) -> NoiseFloor:
@@ -185,10 +276,12 @@ def loss_score(deficit: float, floor: float) -> float:
 
 
 def _loss_incident(link: str, tx_port: str, run: list[dict], strength: float,
-                   floors: dict[int | None, NoiseFloor]) -> Incident:
+                   floors: dict[int | None, NoiseFloor],
+                   beyond: tuple[float, float] | None = None) -> Incident:
+    """`beyond`: (deficit, floor) of a lasting deficit (`_lasting`), else the run's."""
     worst = max(run, key=lambda r: r["deficit_ratio"])
     floor = _floor_of(worst, floors)
-    deficit, needed = _beyond_floor(run, floors)
+    deficit, needed = beyond or _beyond_floor(run, floors)
     errors = sum(r["errors_per_s"] or 0.0 for r in run) / len(run)
     evidence = [{"tx_port": tx_port, "rx_port": r["rx_port"], "window_start": _iso(r["window_start"]),
                  "window_end": _iso(r["window_end"]), "basis": r["basis"],

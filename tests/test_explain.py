@@ -105,7 +105,8 @@ def test_a_healthy_bundle_has_no_incident_above_half_even_when_a_detector_insist
             out = explain(con, [fake])
     finally:
         con.close()
-    assert len(out) == 1 and out[0].score <= 0.5
+    # clearly below half, not at it: noise is no incident
+    assert len(out) == 1 and out[0].score <= 0.45
     assert out[0].explanation["role"] == "not explained beyond noise"
 
 

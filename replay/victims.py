@@ -1,0 +1,121 @@
+"""Victims folded into their roots (design section 7: victims are not root causes): what one
+fault does to the traffic around it shows as another kind of incident at another entity, and
+the detectors, each reading one symptom, report it as a rival root.
+
+- a slower link: whatever balances by load sends less over it and over the cables into its
+  upper end, so the switches below show uneven uplinks (`load_imbalance`);
+- a switch balancing unevenly (ECMP collisions, adaptive routing off): the uplinks its hash
+  piles flows on run full and mark ECN, and so do the ports of the switches above it that those
+  flows converge on (`congestion`);
+- a link down or flapping: its traffic moves to its devices' other cables, which may run full
+  and mark ECN from the outage on (`congestion`).
+
+A victim becomes evidence (a `victim` row) and impact (`victim_incidents`) of its root and
+leaves the ranking; a candidate the root does not explain (its other uplinks uneven too, its
+congestion earlier than the outage) stays a root.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import duckdb
+
+from replay.detectors import _IMBALANCE_FROM_REPLAY, RESIDUAL_CV
+from replay.stored import Incident
+
+# an outage's victims start with it: a sample interval and a clock skew of a few seconds early
+BEFORE_OUTAGE = timedelta(seconds=30)
+
+
+def fold_victims(con: duckdb.DuckDBPyConnection, incidents: list[Incident]) -> list[Incident]:
+    """The incidents without the victims of the others, each victim in its root's evidence."""
+    if not _replayed(con):
+        return incidents
+    ends = _ports(con)
+    folded: dict[int, Incident] = {}
+    for victim, root in [*_slow_link_victims(con, incidents, ends),
+                         *_imbalance_victims(incidents, ends), *_outage_victims(incidents, ends)]:
+        if id(victim) in folded or id(root) in folded or victim is root:
+            continue
+        folded[id(victim)] = root
+        root.evidence.append({"role": f"victim: {victim.kind} explained by this {root.kind}",
+                              "kind": victim.kind, "root_cause": {"type": victim.root_type,
+                                                                  "id": victim.root_id},
+                              "detector_score": round(victim.score, 3), "summary": victim.summary})
+        root.impact.setdefault("victim_incidents", []).append(
+            {"kind": victim.kind, "id": victim.root_id})
+    return [i for i in incidents if id(i) not in folded]
+
+
+def _replayed(con: duckdb.DuckDBPyConnection) -> bool:
+    status = con.execute("SELECT status FROM replay_runs").fetchone()
+    return bool(status and status[0] == "ok")
+
+
+def _ports(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[str, str | None, bool]]:
+    """port -> (its device, its peer's device, whether it is its cable's lower end)."""
+    rows = con.execute("""
+        SELECT DISTINCT e.port_id, e.device, p.device, e.uplink FROM expected_ports e
+        LEFT JOIN (SELECT DISTINCT port_id, device FROM expected_ports) p
+          ON p.port_id = e.peer_port""").fetchall()
+    return {r[0]: (r[1], r[2], bool(r[3])) for r in rows}
+
+
+def _overlap(a: Incident, b: Incident) -> bool:
+    return ((a.start is None or b.end is None or a.start <= b.end)
+            and (b.start is None or a.end is None or b.start <= a.end))
+
+
+def _slow_link_victims(con: duckdb.DuckDBPyConnection, incidents: list[Incident], ends: dict):
+    """(load_imbalance, slow link) pairs: a switch one of whose uplinks is the slow cable or
+    leads into its upper end, and whose other uplinks are even (or fewer than two)."""
+    slow = [i for i in incidents if i.kind == "link_degraded" and i.root_type == "link"
+            and any("speed_bps" in e for e in i.evidence)]
+    uneven = [i for i in incidents if i.kind == "load_imbalance"]
+    for root in slow if uneven else []:
+        ports = root.root_id.split("--", 1)
+        upper = [ends[p][0] for p in ports if p in ends and not ends[p][2]]
+        into = [p for p, (dev, peer, up) in ends.items()
+                if up and (p in ports or peer in upper)]
+        rows = con.execute(_IMBALANCE_FROM_REPLAY.replace(
+            "AND e.expected_tx_bytes_per_s > 0.05",
+            "AND e.port_id NOT IN (SELECT unnest($into)) AND e.expected_tx_bytes_per_s > 0.05"),
+            {"into": into or [""]}).fetchall()
+        cols = [d[0] for d in con.description]
+        spread = {r["device"]: r for r in (dict(zip(cols, x, strict=True)) for x in rows)}
+        for inc in uneven:
+            if not any(ends[p][0] == inc.root_id for p in into):
+                continue
+            r = spread.get(inc.root_id)
+            if r is None or r["share"] < 0.5 or r["cv"] <= RESIDUAL_CV:
+                yield inc, root
+
+
+def _imbalance_victims(incidents: list[Incident], ends: dict):
+    """(congestion, load_imbalance) pairs: congestion at one of the switch's uplinks, or at a
+    port of a switch right above it, while it balances unevenly."""
+    for root in (i for i in incidents if i.kind == "load_imbalance"):
+        above = {peer for dev, peer, up in ends.values() if dev == root.root_id and up}
+        for inc in incidents:
+            if inc.kind != "congestion" or inc.root_id not in ends or not _overlap(inc, root):
+                continue
+            dev, _, up = ends[inc.root_id]
+            if (dev == root.root_id and up) or dev in above:
+                yield inc, root
+
+
+def _outage_victims(incidents: list[Incident], ends: dict):
+    """(congestion, link down or flap) pairs: congestion at another cable of the link's devices
+    or at a port into them, from the outage on."""
+    for root in (i for i in incidents if i.kind in ("link_down", "link_flap")):
+        ports = root.root_id.split("--", 1)
+        devices = {ends[p][0] for p in ports if p in ends}
+        for inc in incidents:
+            if inc.kind != "congestion" or inc.root_id not in ends or inc.root_id in ports:
+                continue
+            if root.start is None or inc.start is None or inc.start < root.start - BEFORE_OUTAGE:
+                continue
+            dev, peer, _ = ends[inc.root_id]
+            if _overlap(inc, root) and (dev in devices or peer in devices):
+                yield inc, root
