@@ -137,7 +137,10 @@ def test_pfc_port_fairness_spreads_the_roce_incast():
         # per-flow: together but for the path latency (4 or 6 hops, there and back)
         assert flat.max() / flat.min() < 1.01 and fair.max() / fair.min() > 1.3
         assert np.median(fair) == pytest.approx(np.median(ref), rel=0.03), name
-        assert fair.max() == pytest.approx(flat.max(), rel=1e-6)  # the port stays busy
+        # the port stays busy: the last flow ends when it would if all ended together (with
+        # the round robin above the host port, it may be one on a shorter path than flat's last)
+        last = np.argmax(fair)
+        assert fair[last] == pytest.approx(flat[last], rel=1e-6)
 
 
 def test_pfc_holds_a_victim_behind_its_paused_nic():

@@ -24,7 +24,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from twin.dcqcn import DcqcnFluid
-from twin.maxmin import HolBlocking, Incidence, IngressGroups, max_min_rates, port_fair_rates
+from twin.maxmin import (
+    HolBlocking,
+    Incidence,
+    IngressGroups,
+    down_tiers,
+    max_min_rates,
+    paused_port_fair,
+    port_fair_rates,
+)
 from twin.nscc import flow_weights
 from twin.nscc_paths import fabric_caps
 from twin.planes import PlaneBalancing
@@ -323,6 +331,7 @@ class _Run:
         # per sending NIC port)
         self.coupled = _nic_groups(flows) if self.port_fair else None
         self.groups: IngressGroups | None = None  # of the current incidence, when port fair
+        self.tier_groups: list[IngressGroups] | None = None  # the down tiers', `_paused_fair`
         self.events = 0
         self.rates = np.zeros(n)
         self.fair = np.zeros(n)  # per-flow max-min rates (the rates, unless port fair)
@@ -398,6 +407,11 @@ class _Run:
                 self.groups = IngressGroups.of(self.inc, self.link_pos, to_host)
             self.rates = port_fair_rates(self.inc, eff_cap, self.groups, self.active,
                                          fair=self.fair * 8.0, coupled=self.coupled) / 8.0
+            if self.transport is not None and self.transport.paused_fair:  # and the tiers above
+                self.tier_groups = self.tier_groups or down_tiers(self.inc, self.link_pos)
+                top = self.link_pos == self.link_pos.max()
+                self.rates = paused_port_fair(self.inc, eff_cap, self.rates * 8.0, self.groups,
+                                              self.tier_groups, self.active, top, self.coupled) / 8.0
         if self.transport is not None and self.transport.window_bdp is not None:
             self.rates, self.qdelay = self.windowed(eff_cap)
         if self.path_caps is not None:  # the lesser binds: NSCC's decreases or the closed form
@@ -571,7 +585,7 @@ class _Run:
             self.departed_rate = None
             self.inc = self.flows.incidence(self.state)
             self.inc_w = None
-            self.groups = None
+            self.groups = self.tier_groups = None
             self.hol = None
             self.cap = self.state.link_capacity_bps()
             self.line_rate = None

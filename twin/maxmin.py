@@ -437,3 +437,55 @@ def port_fair_rates(inc: Incidence, capacity: np.ndarray, groups: IngressGroups,
         vcap = new
         rates = refill(vcap)
     return rates
+
+
+def paused_port_fair(inc: Incidence, capacity: np.ndarray, rates: np.ndarray,
+                     host: IngressGroups, tiers: list[IngressGroups], active: np.ndarray,
+                     held_at: np.ndarray, coupled: np.ndarray | None = None) -> np.ndarray:
+    """`port_fair_rates` again with the switch ports above a congested host port, tier by
+    tier from the host down: a lossless port that PFC pauses (every flow it carries held by a
+    saturated host port, so it carries less than its speed) backs its queue up, pauses its
+    own ingress ports in turn and serves them round robin at the pace it is let through.
+
+    htsim's incasts over ECMP show it (a 32-to-1 on the 2-tier fabric): the flows of one
+    source ToR hashed to one spine finish together, at levels set by how many source ToRs
+    that spine's port towards the receiver serves, not by its flow count. `rates` and
+    `capacity` in bits/s; `host` the host ports' ingress groups, `tiers` those of each down
+    tier's egress ports, nearest the hosts first; `held_at`: the host ports."""
+    a = inc.explicit()
+    inc_g, egress = [host.incidence], [host.egress]
+    ports = np.zeros(inc.n_links, bool)  # the paused tiers' egress ports so far
+    for groups in tiers:
+        use = np.where(np.isfinite(rates), rates, 0.0)
+        load = inc.link_load(use)
+        sat = (load >= capacity * (1 - 1e-6)) & held_at
+        held = (a.T @ sat.astype(float)) > 0  # flows through a saturated host port
+        free = a @ (active & ~held).astype(float)  # flows a port carries that nothing holds
+        paused = (load < capacity * (1 - 1e-6)) & (load > 0) & (free == 0)
+        # only a paused port whose ingress ports carry unequal numbers of flows shares
+        # otherwise than per flow: skip the refill (most events of a staggered run) if none
+        per_group = groups.incidence @ active.astype(float)
+        live = (per_group > 0) & paused[groups.egress]
+        most = np.zeros(inc.n_links)
+        np.maximum.at(most, groups.egress[live], per_group[live])
+        least = np.full(inc.n_links, np.inf)
+        np.minimum.at(least, groups.egress[live], per_group[live])
+        if not (most > least).any():
+            continue
+        ports[groups.egress] = True
+        inc_g.append(groups.incidence)
+        egress.append(groups.egress)
+        both = IngressGroups(sp.vstack(inc_g).tocsr(), np.concatenate(egress))
+        # a paused port runs at the pace it is let through: its load is its capacity now
+        rates = port_fair_rates(inc, np.where(paused & ports, load, capacity), both, active,
+                                fair=rates, coupled=coupled)
+    return rates
+
+
+def down_tiers(inc: Incidence, link_pos: np.ndarray) -> list[IngressGroups]:
+    """The ingress groups of the ports on the way down to a host above its ToR's port
+    (spine -> ToR; core -> aggregation and aggregation -> ToR on 3 tiers), nearest the hosts
+    first: where `paused_port_fair` looks (the upward ports carry one flow per sending host
+    in an incast)."""
+    top = int(link_pos.max())
+    return [IngressGroups.of(inc, link_pos, link_pos == pos) for pos in range(top - 1, top // 2, -1)]

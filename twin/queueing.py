@@ -91,6 +91,9 @@ class Transport:
     # lossless only: PFC's head-of-line blocking in the switches' FIFOs (`twin.maxmin.HolBlocking`):
     # a link paused behind a saturated port holds every flow through it at the held flows' pace
     hol_blocking: bool = True
+    # lossless only: a port PFC pauses serves its own ingress ports round robin in turn, at
+    # every tier down to the congested host port (`twin.maxmin.paused_port_fair`); no input
+    paused_fair: bool = False
     # end-to-end congestion control on top of the above: "dcqcn" (RoCE's rate-based control,
     # `twin.dcqcn`: ECN marks set every flow's rate, stepped in time by the engine); None: none
     # (htsim's RoCE has none: its senders run at line rate, PFC alone holds them back)
@@ -118,7 +121,7 @@ class Transport:
 # packets, about 1.6% more than the flow size, i.e. the same 64 bytes of header on 4,086 of data
 # RoCE is lossless (PFC): congested host ports share among their ingress ports
 # (`twin.maxmin.port_fair_rates`) and a paused NIC holds all its flows (`coupled`)
-ROCE = Transport(4000, 64, lossless=True)
+ROCE = Transport(4000, 64, lossless=True, paused_fair=True)
 ROCE_PFC = ROCE  # the name of the lossless variant when it was opt-in
 # NSCC: maxwnd = 1.5 x the base BDP; 64 entropies per flow, as every htsim_uec run here (`-paths 64`)
 UEC = Transport(4086, 64, window_bdp=1.5, trimming=True, paths=64, incast_windows=True,
