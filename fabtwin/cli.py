@@ -7,32 +7,57 @@ disk, a malformed environment variable); 3 some files failed to load (an I/O err
 them) while the rest loaded; 4 with `--strict`, some records were rejected (a damaged gzip among
 them); 5 `investigate`/`replay` found incidents, `check` findings; 6 `investigate`/`replay` found no telemetry to
 diagnose; 130 interrupted (Ctrl-C).
+
+Commands are loaded lazily (click's LazyGroup pattern): a run imports the module of its own
+command only, so `fabtwin simulate` does not pay for the store's, the diagnosis' or the TUI's
+imports; `fabtwin --help` loads them all to list their help.
 """
 
 from __future__ import annotations
 
+import importlib
+
 import click
 
-from fabtwin.commands.check import check
-from fabtwin.commands.diagnose import investigate, replay
-from fabtwin.commands.export import export
-from fabtwin.commands.ingest import ingest
-from fabtwin.commands.report import report
-from fabtwin.commands.simulate import generate, simulate
-from fabtwin.commands.sql import sql
-from fabtwin.commands.sweep import sweep
-from fabtwin.commands.tui import tui
+# registered explicitly, one module of fabtwin.commands each: command -> (module, function)
+COMMANDS = {
+    "check": ("check", "check"),
+    "export": ("export", "export"),
+    "generate": ("simulate", "generate"),
+    "ingest": ("ingest", "ingest"),
+    "investigate": ("diagnose", "investigate"),
+    "replay": ("diagnose", "replay"),
+    "report": ("report", "report"),
+    "simulate": ("simulate", "simulate"),
+    "sql": ("sql", "sql"),
+    "sweep": ("sweep", "sweep"),
+    "tui": ("tui", "tui"),
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    """A group whose commands are imported when they are looked up, from `lazy` (name ->
+    (module of fabtwin.commands, attribute))."""
+
+    def __init__(self, *args, lazy: dict[str, tuple[str, str]] | None = None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.lazy and cmd_name not in self.commands:
+            module, attr = self.lazy[cmd_name]
+            command = getattr(importlib.import_module(f"fabtwin.commands.{module}"), attr)
+            self.add_command(command, cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=LazyGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="fabtwin")
 def main() -> None:
     """Telemetry-driven digital twin and debugging toolkit for RoCE AI training fabrics."""
-
-
-# registered explicitly, one module of fabtwin.commands each (click lists them sorted)
-for command in (check, export, generate, ingest, investigate, replay, report, simulate, sql, sweep, tui):
-    main.add_command(command)
 
 
 if __name__ == "__main__":
