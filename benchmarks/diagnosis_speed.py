@@ -20,7 +20,21 @@ Second (`--hour`): `fabtwin investigate BUNDLE` in at most 20 s on the hour of t
 fabric (`scenarios/large/fabric256_1h.toml`: 2 planes of 96 leaves and 32 spines, 3,072 hosts,
 92M samples) with its store present. The bundle is written and ingested once (both take minutes;
 reused afterwards), then investigate is timed `--repeat` times (a fresh process each, the store
-present). Prints wall, CPU, peak RSS and the load average: the machine is shared.
+present). Prints wall, CPU, peak RSS and the load average: the machine is shared. A bundle
+already written (its labels.json there) is reused, never written again (it took 105 minutes).
+
+Last measured (2026-12-01, 2 cores shared with 4 other sessions; CPU is user + system):
+- default mode, `--repeat 2`, the 8 gallery scenarios at 20 minutes, bytecode compiled: median
+  CPU ratio 3.8x, max 5.0x (link_degraded; two_faults 4.5x) at load 3.0-5.0 (20:14); 3.5x, max
+  3.9x at load 6.8-12.8 (20:02, a replay of the hour beside it); 3.8x, max 4.6x (load_imbalance)
+  at load 12.2 on the commit before this session. The ratio moves by 0.3x between runs of the
+  same code: the median is at the target, with no margin, and a bundle is over it in some runs.
+- `--hour`: the store written once by this script (ingest: wall 1,459 s, CPU 549.5 s, load 13.8);
+  investigate with the store present, `--repeat 2`: wall 435.3 s / CPU 167.7 s (load 12.2-6.2)
+  and 187.9 s / 160.3 s (load 6.2-4.2), peak RSS 5.53 GB; before this session's cuts wall
+  546.9 s, CPU 200.8 s, 5.75 GB (load 13.8). Eight to ten times the 20 s target: the CPU left is
+  in port_rates over the 92M samples (42-54 s), the residuals' SQL (27 s), the replay's observed
+  loads (11 s), the observed rates' sort (13 s) and the explanation (load_grid, the fits).
 """
 
 from __future__ import annotations

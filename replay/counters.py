@@ -139,17 +139,48 @@ def _fill(obs: np.ndarray, df: pl.DataFrame, fabric: Fabric, columns: dict[str, 
 def _observed_rates(con, fabric: Fabric, bounds: list[datetime], obs: np.ndarray) -> None:
     """The window means of port_rates' packet, ECN, pause, discard and error rates, and the
     window's largest reported queue depth."""
-    cols = ", ".join(f"avg({c} ORDER BY ts) AS {c}" for c in RATE_COLUMN.values())
-    df = con.sql(f"""
-        SELECT device || ':' || ifname AS port_id, {_window_sql(bounds)} AS w, {cols}
-        FROM port_rates WHERE ts > ? AND ts <= ? GROUP BY ALL""",
-                 params=[bounds[0], bounds[-1]]).pl()
-    _fill(obs, df, fabric, RATE_COLUMN)
+    # each mean summed in time order, as `avg(x ORDER BY ts)` sums it (the same bits whatever
+    # order DuckDB reads the rows in), over rows DuckDB sorts: its ordered aggregate sorted
+    # every (port, window) group apart, 25-30 s of CPU on the 256-switch hour's 1.35M groups
+    # (the fabric's ports as a parameter: execute, unlike register, runs beside a result an
+    # earlier statement left open on the connection)
+    rows = con.execute(f"""
+        WITH g AS (SELECT unnest($ports) AS port_id, unnest(range(len($ports))) AS p)
+        SELECT g.p, {_window_sql(bounds)} AS w, {", ".join(RATE_COLUMN.values())}
+        FROM port_rates JOIN g ON g.port_id = device || ':' || ifname
+        WHERE ts > $t0 AND ts <= $t1 ORDER BY g.p, w, ts""",
+        {"ports": fabric.cable_port_a + fabric.cable_port_b, "t0": bounds[0],
+         "t1": bounds[-1]}).fetchnumpy()
+    p, w = np.asarray(rows["p"], dtype=np.int64), np.asarray(rows["w"], dtype=np.int64)
+    keep = (w >= 0) & (w < obs.shape[2])
+    p, w = p[keep], w[keep]
+    starts = np.flatnonzero(np.r_[True, (p[1:] != p[:-1]) | (w[1:] != w[:-1])]) if p.size \
+        else np.zeros(0, np.int64)
+    for counter, col in RATE_COLUMN.items():
+        values = np.ma.getdata(rows[col]).astype(float)[keep]
+        valid = ~np.ma.getmaskarray(rows[col])[keep]
+        obs[K[counter], p[starts], w[starts]] = _means_in_order(values, valid, starts)
     q = con.sql(f"""
         SELECT device || ':' || ifname AS port_id, {_window_sql(bounds)} AS w, max(value) AS q
         FROM samples WHERE counter = 'max_queue_len' AND ts > ? AND ts <= ? GROUP BY ALL""",
                 params=[bounds[0], bounds[-1]]).pl()
     _fill(obs, q, fabric, {"queue_depth": "q"})
+
+
+def _means_in_order(values: np.ndarray, valid: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Per group (consecutive rows from each of `starts`), the mean of its `valid` values
+    summed one after the other from 0, as DuckDB's avg sums them (NaN for a group without
+    one). Vectorized over the groups, a step per row of the largest group (a few per window)."""
+    size = np.diff(np.r_[starts, values.size])
+    total, count = np.zeros(starts.size), np.zeros(starts.size)
+    for k in range(int(size.max()) if size.size else 0):
+        group = np.flatnonzero(size > k)
+        at = starts[group] + k
+        ok = valid[at]
+        total[group[ok]] += values[at[ok]]
+        count[group[ok]] += 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, total / count, np.nan)
 
 
 def _observed_down_events(con, fabric: Fabric, bounds: list[datetime], obs: np.ndarray) -> None:

@@ -190,22 +190,25 @@ class Model:
     def fit(self, h: Hypothesis, resid: np.ndarray) -> tuple[float, np.ndarray, list[float]]:
         """Fit h's amplitudes on `resid` (flat, noise units): (gain, its prediction in noise
         units at h's cells, as a flat sparse pair folded into a dense array, amplitudes)."""
-        r = resid.copy()
+        # the residual is updated on h's cells only (`r`, at `idx`): a copy of the whole of it
+        # and a zeroed prediction written page by page cost 0.1 s each fit on the 256-switch
+        # hour (20M cells); np.zeros leaves the pages no cell of h touches unwritten
+        idx = (np.unique(np.concatenate([t.idx for t in h.templates])) if h.templates
+               else np.zeros(0, np.int64))
+        r = resid[idx]
         amps = []
-        touched = []
         for t in h.templates:
+            at = np.searchsorted(idx, t.idx)
             v = t.raw / self.noise_at(t.idx)
-            cur = r[t.idx]
+            cur = r[at]
             a = 1.0 if t.fixed else self._amplitude(cur, v, t.amax)
             if t.required and a == 0:
-                return 0.0, np.zeros_like(resid), [0.0] * len(h.templates)
-            r[t.idx] = cur - a * v
+                return 0.0, np.zeros(resid.shape, resid.dtype), [0.0] * len(h.templates)
+            r[at] = cur - a * v
             amps.append(a)
-            touched.append(t.idx)
-        idx = np.unique(np.concatenate(touched)) if touched else np.zeros(0, np.int64)
-        gain = float(loss(resid[idx]).sum() - loss(r[idx]).sum())
-        pred = np.zeros_like(resid)
-        pred[idx] = resid[idx] - r[idx]
+        gain = float(loss(resid[idx]).sum() - loss(r).sum())
+        pred = np.zeros(resid.shape, resid.dtype)
+        pred[idx] = resid[idx] - r
         return gain, pred, amps
 
     @staticmethod
