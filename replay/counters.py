@@ -227,8 +227,10 @@ def _packet_bytes(fabric: Fabric, obs: np.ndarray) -> np.ndarray:
         by, pk = np.nansum(obs[K[b]], axis=1), np.nansum(obs[K[p]], axis=1)
         ok = (pk > 0) & (by > 0)
         return np.where(ok, by / np.where(ok, pk, 1), np.nan)
-    own = np.nanmean(np.vstack([ratio("tx_bytes", "tx_packets"), ratio("rx_bytes", "rx_packets")]),
-                     axis=0) if np.isfinite(obs[K["tx_packets"]]).any() else np.full(obs.shape[1], np.nan)
+    both = np.vstack([ratio("tx_bytes", "tx_packets"), ratio("rx_bytes", "rx_packets")])
+    seen = np.isfinite(both)  # a port that counted no packet either way (a silent device's) has none
+    own = np.divide(np.where(seen, both, 0.0).sum(axis=0), seen.sum(axis=0),
+                    out=np.full(obs.shape[1], np.nan), where=seen.any(axis=0))
     c = fabric.n_cables
     peer = np.concatenate([own[c:], own[:c]])
     size = np.where(np.isfinite(own), own, peer)
