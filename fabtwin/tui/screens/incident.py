@@ -19,7 +19,7 @@ from fabtwin.tui.bars import KeyBar, TitleBar
 from fabtwin.tui.data import Incident, Series, counters_for
 from fabtwin.tui.plot import plot_height, render_plot
 from fabtwin.tui.scrollbox import HintedScroll
-from fabtwin.tui.tables import cursor_key
+from fabtwin.tui.tables import cursor_key, fill_table
 
 
 class IncidentScreen(Screen):
@@ -104,22 +104,22 @@ class IncidentScreen(Screen):
 
     def _fill_affected(self, found: list[tuple]) -> None:
         inc = self.incident
-        table = self.query_one("#affected", DataTable)
-        table.add_columns("affected", "id", "detail")
-        table.add_row("root cause", inc.root_id, inc.root_type, key=f"{inc.root_type}|{inc.root_id}")
+        rows = [(("root cause", inc.root_id, inc.root_type), f"{inc.root_type}|{inc.root_id}")]
         for key, values in inc.impact.items():
             if not isinstance(values, list):
                 continue
             for v in values:
                 kind = {"links": "link", "jobs": "job"}.get(key, "auto")
                 if kind != "job":
-                    table.add_row(key, str(v), "", key=f"{kind}|{v}")
+                    rows.append(((key, str(v), ""), f"{kind}|{v}"))
         jobs = {j[0]: j for j in found}
         for job_id in inc.impact.get("jobs", []):
             jobs.setdefault(str(job_id), (job_id, "", None, None, ""))
         for job_id, tenant, start, _end, state in jobs.values():
-            table.add_row("job", str(job_id), f"{tenant or ''} {state or ''} "
-                          f"{start:%H:%M:%S}" if start else f"{tenant or ''}", key=f"job|{job_id}")
+            rows.append((("job", str(job_id), f"{tenant or ''} {state or ''} "
+                          f"{start:%H:%M:%S}" if start else f"{tenant or ''}"), f"job|{job_id}"))
+        table = self.query_one("#affected", DataTable)
+        fill_table(table, ("affected", "id", "detail"), rows)
         table.border_title = "affected (Enter opens)"
 
     def _load_series(self) -> None:
