@@ -222,11 +222,15 @@ MEDIAN_BAR, P99_BAR = 0.15, 0.25
 # paced: a window-based flow's own packets do not wait for each other in the sprayed queues
 # paused: a lossless port PFC pauses serves its own ingress ports round robin, at every tier
 # down to the congested host port (`twin.maxmin.paused_port_fair`)
-MECHANISMS = ("transport", "window", "trim", "pfc", "hol", "hash", "incast", "paths", "paced",
-              "paused")
+# `--without NAME` / `--with NAME`: the Transport field each switch sets, and to what
+_OFF = {"window": ("window_bdp", None), "trim": ("trimming", False), "pfc": ("lossless", False),
+        "hash": ("paths", 0), "incast": ("incast_windows", False), "paths": ("path_windows", False),
+        "paced": ("paced", False), "hol": ("hol_blocking", False), "paused": ("paused_fair", False)}
+_ON = {"paths_everywhere": ("path_windows_everywhere", True)}
+MECHANISMS = ("transport", *_OFF)  # transport: no Transport at all
 # opt-in mechanisms (`--with`), measured but not kept in the model: paths_everywhere, the
 # window over sprayed paths (`paths`) on fabrics at full speed too (too slow to keep)
-OPT_IN: tuple[str, ...] = ("paths_everywhere",)
+OPT_IN = tuple(_ON)
 
 # the README's topologies: 3-tier 1024 hosts (16 pods x 8 ToRs x 8 hosts, 8 aggs per pod, 64
 # cores) at 100G; 2-tier 128 hosts (16 ToRs x 8 hosts, 8 spines) at 400G; 1 us per hop
@@ -326,26 +330,10 @@ def twin_fct_us(sc: Scenario, regime: str, reference: Path = REFERENCE, seed: in
     # htsim reads `start` as whole microseconds (README): the twin starts flows there too
     start = np.floor(start * 1e6 + 1e-6) * 1e-6
     transport = None if "transport" in without else (ROCE if regime.startswith("roce") else UEC)
-    if transport is not None and "window" in without:
-        transport = dataclasses.replace(transport, window_bdp=None)
-    if transport is not None and "trim" in without:
-        transport = dataclasses.replace(transport, trimming=False)
-    if transport is not None and "pfc" in without:
-        transport = dataclasses.replace(transport, lossless=False)
-    if transport is not None and "hash" in without:
-        transport = dataclasses.replace(transport, paths=0)
-    if transport is not None and "incast" in without:
-        transport = dataclasses.replace(transport, incast_windows=False)
-    if transport is not None and "paths" in without:
-        transport = dataclasses.replace(transport, path_windows=False)
-    if transport is not None and "paced" in without:
-        transport = dataclasses.replace(transport, paced=False)
-    if transport is not None and "paths_everywhere" in with_:
-        transport = dataclasses.replace(transport, path_windows_everywhere=True)
-    if transport is not None and "hol" in without:
-        transport = dataclasses.replace(transport, hol_blocking=False)
-    if transport is not None and "paused" in without:
-        transport = dataclasses.replace(transport, paused_fair=False)
+    if transport is not None:
+        off = {k: v for name, (k, v) in _OFF.items() if name in without}
+        on = {k: v for name, (k, v) in _ON.items() if name in with_}
+        transport = dataclasses.replace(transport, **off, **on)
     res = simulate(fabric_state(sc, REGIMES[regime], seed), Flows(src, dst, size, start),
                    hop_latency_s=HOP_LATENCY_S, idle_tail=False, transport=transport)
     return res.fct * 1e6

@@ -26,7 +26,7 @@ from replay.link_faults import (
     short_flaps,
 )
 from replay.outages import merge_outages
-from replay.stored import Incident
+from replay.stored import Incident, rows_of
 from replay.stored import iso as _iso
 
 ERRORS_PER_S = 10.0  # FCS/symbol errors per second that count as a degraded link
@@ -34,12 +34,6 @@ IMBALANCE_CV = 0.15  # coefficient of variation of a leaf's raw uplink loads
 RESIDUAL_CV = 0.04  # ... of its uplinks' observed/expected ratios (adaptive routing keeps ~1%)
 
 
-
-
-def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: list | None = None) -> list[dict]:
-    cur = con.execute(sql, params or [])
-    cols = [d[0] for d in cur.description]
-    return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
 
 
 def _link_of(con, port_id: str) -> str:
@@ -59,7 +53,7 @@ def find_link_failures(con: duckdb.DuckDBPyConnection) -> list[Incident]:
     its neighbours), and from carrier / link-down counters that moved in a sample interval no
     outage of a second or more explains: a flap shorter than a sample
     (`replay.link_faults.short_flaps`)."""
-    rows = _rows(con, """
+    rows = rows_of(con, """
         SELECT port_id, state, start, "end", duration_s, source FROM link_state_intervals
         WHERE state = 'down' ORDER BY start""")
     end_of_window = _window_end(con)
@@ -128,7 +122,7 @@ def find_degraded_links(con: duckdb.DuckDBPyConnection) -> list[Incident]:
 
 def _links_with_errors(con: duckdb.DuckDBPyConnection) -> list[Incident]:
     """Links whose receiving ports count FCS/symbol errors while up."""
-    rows = _rows(con, f"""
+    rows = rows_of(con, f"""
         SELECT device || ':' || ifname AS port, min(ts_start) AS start, max(ts) AS "end",
                max(errors_per_s) AS peak, count(*) AS intervals
         FROM (SELECT *, ts - INTERVAL (interval_s) SECOND AS ts_start FROM port_rates)
@@ -173,7 +167,7 @@ def find_load_imbalance(con: duckdb.DuckDBPyConnection) -> list[Incident]:
     """
     status = con.execute("SELECT status FROM replay_runs").fetchone()
     replayed = bool(status and status[0] == "ok")
-    rows = {r["device"]: r for r in _rows(con, _IMBALANCE_FROM_REPLAY if replayed
+    rows = {r["device"]: r for r in rows_of(con, _IMBALANCE_FROM_REPLAY if replayed
                                           else _IMBALANCE_FROM_RATES)}
     by_tier: dict[int, list[tuple[str, float]]] = {}
     for r in rows.values():
@@ -249,7 +243,7 @@ def _from_below(con: duckdb.DuckDBPyConnection, rows: dict[str, dict],
 # window where a cable is not up all along, the reroute moves load between the uplinks of its
 # lower end (that switch is left out) and away from the cables into its upper end (those
 # uplinks are left out): the twin's reroute is not exact there; every other uplink counts
-_IMBALANCE_FROM_REPLAY = """
+_IMBALANCE_FROM_REPLAY_OF = """
     WITH down AS (  -- the ends of each cable not up all along a window, in that window
         SELECT DISTINCT e.window_start, e.device, e.uplink FROM expected_ports e
         SEMI JOIN (SELECT link_id, window_start FROM expected_ports WHERE up_fraction < 1) x
@@ -260,7 +254,7 @@ _IMBALANCE_FROM_REPLAY = """
                e.observed_tx_bytes_per_s / e.expected_tx_bytes_per_s AS r
         FROM expected_ports e LEFT JOIN dev p ON p.port_id = e.peer_port
         WHERE e.uplink AND e.tier >= 1 AND e.observed_tx_bytes_per_s IS NOT NULL
-          AND e.expected_tx_bytes_per_s > 0.05 * e.capacity_bytes_per_s
+          {LEFT_OUT}AND e.expected_tx_bytes_per_s > 0.05 * e.capacity_bytes_per_s
           AND NOT EXISTS (SELECT 1 FROM down d WHERE d.window_start = e.window_start
                           AND ((d.uplink AND d.device = e.device)
                                OR (NOT d.uplink AND d.device = p.device)))
@@ -273,6 +267,10 @@ _IMBALANCE_FROM_REPLAY = """
            avg((cv > {RESIDUAL_CV})::INT) AS share, count(*) AS windows,
            'observed/expected' AS basis
     FROM per_w WHERE cv IS NOT NULL GROUP BY device, tier""".replace("{RESIDUAL_CV}", str(RESIDUAL_CV))
+_IMBALANCE_FROM_REPLAY = _IMBALANCE_FROM_REPLAY_OF.replace("{LEFT_OUT}", "")
+# the same with the ports of `$left_out` left out (replay.victims: a slow link's own cables)
+IMBALANCE_LEAVING_OUT = _IMBALANCE_FROM_REPLAY_OF.replace(
+    "{LEFT_OUT}", "AND e.port_id NOT IN (SELECT unnest($left_out)) ")
 
 # without a replay: the spread of raw uplink loads per leaf and sample, outside down times
 # (a leaf: a switch cabled to a host; its uplinks: its cables to other switches)

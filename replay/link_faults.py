@@ -28,7 +28,7 @@ from replay.residuals import (
     replay_windows,
     residuals_present,
 )
-from replay.stored import Incident
+from replay.stored import Incident, rows_of
 from replay.stored import iso as _iso
 
 # A window's deficit counts towards a run when it is Z_RUN robust sigmas above the bundle's
@@ -39,12 +39,6 @@ Z_RUN = 3.0
 Z_REAL = 8.0
 SPEED_RATIO = 0.9  # below this share of its peers' speed: speeds come in steps of 2x or more
 FLAP_COUNTERS = ("carrier_transitions", "carrier_down_events", "link_down_events")
-
-
-def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: object = None) -> list[dict]:
-    cur = con.execute(sql, params or [])
-    cols = [d[0] for d in cur.description]
-    return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
 
 
 def _ensure_residuals(con: duckdb.DuckDBPyConnection) -> None:
@@ -62,7 +56,7 @@ _COLUMNS = """window_start, window_end, link_id, tx_port, rx_port, sent_packets_
 
 def _direction_rows(con: duckdb.DuckDBPyConnection, key: tuple[str, str], edge: str) -> list[dict]:
     """One link direction's residual rows in time order."""
-    return _rows(con, f"""SELECT {_COLUMNS.format(edge=edge)} FROM link_residuals
+    return rows_of(con, f"""SELECT {_COLUMNS.format(edge=edge)} FROM link_residuals
                           WHERE link_id = ? AND tx_port = ? ORDER BY window_start""", list(key))
 
 
@@ -79,7 +73,7 @@ def find_silent_loss(con: duckdb.DuckDBPyConnection) -> list[Incident]:
     # only the directions with a window that could stand Z_RUN above its floor are read (each
     # whole, in order): the rows of the 256-switch hour (1.4M) read into dicts and walked one by
     # one cost tens of seconds of CPU, and few of them come near a floor
-    rows = _rows(con, f"""
+    rows = rows_of(con, f"""
         WITH suspect AS ({_SUSPECT_SQL})
         SELECT {_COLUMNS.format(edge=edge)}
         FROM link_residuals SEMI JOIN suspect USING (link_id, tx_port)
@@ -344,7 +338,7 @@ def find_low_speed(con: duckdb.DuckDBPyConnection) -> list[Incident]:
     its devices that has such links, and below the fabric's links of that role."""
     from replay.hosts import HOSTS
 
-    rows = _rows(con, f"""
+    rows = rows_of(con, f"""
         WITH hosts AS {HOSTS},
         speed AS (  -- per port: its lowest reported speed, and when it reported that
             SELECT device || ':' || ifname AS port, min(value) AS bps
@@ -401,7 +395,7 @@ def counter_flaps(con: duckdb.DuckDBPyConnection) -> list[dict]:
     """Per port, each sample interval in which a carrier or link-down counter moved: port, link,
     counter, ts_start, ts, delta (resets and clears give no delta, so never a flap)."""
     names = ", ".join(f"'{c}'" for c in FLAP_COUNTERS)
-    return _rows(con, f"""
+    return rows_of(con, f"""
         WITH d AS (SELECT port, counter, ts_start, ts, delta
                    FROM sample_deltas([{names}]) WHERE delta > 0),
         n AS (SELECT DISTINCT hash(device, ifname) AS port, device, ifname FROM samples

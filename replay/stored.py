@@ -14,6 +14,13 @@ from datetime import datetime
 import duckdb
 
 
+def rows_of(con: duckdb.DuckDBPyConnection, sql: str, params: list | dict | None = None) -> list[dict]:
+    """A statement's rows as dicts keyed by column name."""
+    cur = con.execute(sql, params or [])
+    cols = [d[0] for d in cur.description]
+    return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
+
+
 @dataclass
 class Incident:
     """One incident (design section 7's fields): what a detector finds, what the store keeps.

@@ -21,8 +21,8 @@ from datetime import timedelta
 
 import duckdb
 
-from replay.detectors import _IMBALANCE_FROM_REPLAY, RESIDUAL_CV
-from replay.stored import Incident
+from replay.detectors import IMBALANCE_LEAVING_OUT, RESIDUAL_CV
+from replay.stored import Incident, rows_of
 
 # an outage's victims start with it: a sample interval and a clock skew of a few seconds early
 BEFORE_OUTAGE = timedelta(seconds=30)
@@ -78,12 +78,8 @@ def _slow_link_victims(con: duckdb.DuckDBPyConnection, incidents: list[Incident]
         upper = [ends[p][0] for p in ports if p in ends and not ends[p][2]]
         into = [p for p, (dev, peer, up) in ends.items()
                 if up and (p in ports or peer in upper)]
-        rows = con.execute(_IMBALANCE_FROM_REPLAY.replace(
-            "AND e.expected_tx_bytes_per_s > 0.05",
-            "AND e.port_id NOT IN (SELECT unnest($into)) AND e.expected_tx_bytes_per_s > 0.05"),
-            {"into": into or [""]}).fetchall()
-        cols = [d[0] for d in con.description]
-        spread = {r["device"]: r for r in (dict(zip(cols, x, strict=True)) for x in rows)}
+        spread = {r["device"]: r for r in rows_of(con, IMBALANCE_LEAVING_OUT,
+                                                  {"left_out": into or [""]})}
         for inc in uneven:
             if not any(ends[p][0] == inc.root_id for p in into):
                 continue

@@ -70,6 +70,11 @@ def permutation(n: int, size: int, start: int, perm: Iterable[int]) -> list[Flow
     return [(i, d, start, size) for i, d in enumerate(perm)]
 
 
+def all_to_all(members: list[int], size: int) -> list[Flow]:
+    """Every ordered pair of distinct members sends `size` bytes at time 0."""
+    return [(s, d, 0, size) for s in members for d in members if s != d]
+
+
 def random_pairs(n: int, starts: list[int], sizes: list[int], rng: random.Random) -> list[Flow]:
     """One flow per (start, size) with a random source and destination (src != dst, no pair
     twice; a host may send or receive several)."""
@@ -137,8 +142,7 @@ def generate(out: Path) -> None:
 
     # all-to-all among 32 hosts of the 1024 (a job spread over the fabric), 256 KB per pair
     members = sorted(random.Random(18256).sample(range(HOSTS3), 32))
-    write_cm(out / "a2a32_256KB.cm", HOSTS3,
-             [(s, d, 0, 256 * KB) for s in members for d in members if s != d])
+    write_cm(out / "a2a32_256KB.cm", HOSTS3, all_to_all(members, 256 * KB))
 
     # two waves of 1 MB permutations: the second (a different derangement, no pair shared with
     # the first) starts at 60 us, while the first is still sending (1 MB is 80 us at 100G)

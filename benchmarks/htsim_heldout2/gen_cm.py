@@ -19,6 +19,7 @@ from benchmarks.htsim_heldout.gen_cm import (
     HOSTS3,
     KB,
     MB,
+    all_to_all,
     derangement,
     disjoint_derangements,
     incast_senders,
@@ -48,8 +49,7 @@ def generate(out: Path) -> None:
 
     # all-to-all among 16 of the 128 hosts of the 2-tier fabric, 1 MB per pair
     members = sorted(random.Random(27016).sample(range(HOSTS2), 16))
-    write_cm(out / "a2a16_1MB_2tier.cm", HOSTS2,
-             [(s, d, 0, 1 * MB) for s in members for d in members if s != d])
+    write_cm(out / "a2a16_1MB_2tier.cm", HOSTS2, all_to_all(members, 1 * MB))
 
     # two waves of 512 KB permutations, the second at 30 us (512 KB is 41 us at 100G)
     w1, w2 = disjoint_derangements(HOSTS3, random.Random(27030))

@@ -6,6 +6,14 @@ from rich.cells import cell_len
 from textual.widgets import DataTable
 
 
+def fitted_table(table_id: str) -> DataTable:
+    """A row-cursor table as tall as its rows (the app's CSS gives every table 1fr, and wins
+    over a screen's CSS: set on the widget's own styles)."""
+    table = DataTable(cursor_type="row", id=table_id)
+    table.styles.height = "auto"
+    return table
+
+
 def cursor_key(table: DataTable | None) -> str | None:
     """The row key under the table's cursor, None for no table or an empty one."""
     if table is None or not table.row_count:

@@ -15,7 +15,7 @@ from fabtwin.tui.actions import bindings
 from fabtwin.tui.bars import KeyBar, TitleBar
 from fabtwin.tui.counts import plural
 from fabtwin.tui.data import Finding
-from fabtwin.tui.tables import cursor_key
+from fabtwin.tui.tables import cursor_key, fitted_table
 
 # a clean check stores no rows either: the store cannot tell "never ran" from "found nothing"
 NONE_STORED = ("no checks stored (run fabtwin check BUNDLE); a check that finds nothing "
@@ -49,9 +49,7 @@ class ChecksScreen(Screen):
         yield Static("", classes="empty", id="empty")
         yield DataTable(cursor_type="row", zebra_stripes=True, id="findings")
         yield Static("", id="finding")
-        entities = DataTable(cursor_type="row", id="entities")
-        entities.styles.height = "auto"  # the app's CSS gives every table 1fr, and wins
-        yield entities
+        yield fitted_table("entities")
         yield KeyBar(self.SCOPE)
 
     def on_mount(self) -> None:

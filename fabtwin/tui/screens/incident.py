@@ -19,7 +19,7 @@ from fabtwin.tui.bars import KeyBar, TitleBar
 from fabtwin.tui.data import Incident, Series, counters_for
 from fabtwin.tui.plot import plot_height, render_plot
 from fabtwin.tui.scrollbox import HintedScroll
-from fabtwin.tui.tables import cursor_key, fill_table
+from fabtwin.tui.tables import cursor_key, fill_table, fitted_table
 
 
 class IncidentScreen(Screen):
@@ -53,9 +53,7 @@ class IncidentScreen(Screen):
         # its border says how to reach the lines it hides (e focuses it, then the arrows scroll)
         with HintedScroll("why it was ranked", "e", id="evidence-box"):
             yield Static("", id="evidence")
-        affected = DataTable(cursor_type="row", id="affected")
-        affected.styles.height = "auto"  # the app's CSS gives every table 1fr, and wins
-        yield affected
+        yield fitted_table("affected")
         yield KeyBar(self.SCOPE)
 
     def on_mount(self) -> None:
