@@ -4,8 +4,8 @@ For every window of `window_s` seconds between `t_from` and `t_to`:
 - link states: the share of the window each cable was up, from `link_state_intervals` (events
   and oper-status, either end);
 - demand: what each host NIC port sent and received (`port_rates` at the host, or at the leaf
-  end of its cable when the host reported nothing), grouped by the job on the host (`jobs`,
-  `job_hosts`; hosts outside any job form one group) and by NIC rail;
+  end of its cable when the host reported nothing), grouped by the job on the host (`job_spans`,
+  `job_span_hosts`; hosts outside any job form one group) and by NIC rail;
 - traffic: within each (job, rail) group a gravity model. NIC counters say how much a port sent
   and received, not to whom, so a sender's bytes go to the group's receivers in proportion to
   what each of them received. Summed per leaf, that is one leaf-to-leaf matrix per plane;
@@ -291,7 +291,7 @@ def _groups(con: duckdb.DuckDBPyConnection, fabric: Fabric, t_from: datetime, wi
     hosts = pl.DataFrame({"host": [fabric.node_name[h] for h in fabric.ep_host]}).with_row_index("e")
     mids = [t_from + timedelta(seconds=(w + 0.5) * window_s) for w in range(n_win)]
     jobs = _query(con, """
-        SELECT j.job_id, h.host, j.start, j."end" FROM job_spans j JOIN job_hosts h USING (job_id)
+        SELECT j.job_id, h.host, j.start, j."end" FROM job_spans j JOIN job_span_hosts h USING (job_id)
         ORDER BY j.job_id""")
     out = np.zeros((len(fabric.ep_host), n_win), dtype=np.int64)
     if jobs.height == 0:

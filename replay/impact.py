@@ -41,7 +41,7 @@ def _jobs(con: duckdb.DuckDBPyConnection, inc: Incident, end: datetime) -> list[
     tree (the root's device and its peer, the ports it pauses or explains) when any is in a
     job: a storm or an incast stalls the jobs whose traffic crosses it, not every job."""
     devices = sorted({p.split(":", 1)[0] for p in _tree_ports(con, inc)})
-    on_tree = "AND job_id IN (SELECT job_id FROM job_hosts WHERE host IN (SELECT unnest(?)))"
+    on_tree = "AND job_id IN (SELECT job_id FROM job_span_hosts WHERE host IN (SELECT unnest(?)))"
     when = """SELECT DISTINCT job_id FROM job_spans
               WHERE (start IS NULL OR start <= ?) AND ("end" IS NULL OR "end" >= ?)"""
     if devices:

@@ -573,7 +573,10 @@ def store_totals(store: Store) -> dict:
         "events": one("SELECT count(*) FROM events")[0],
         "logs": one("SELECT count(*) FROM logs")[0],
         "links": one("SELECT count(*) FROM links")[0],
-        "jobs": one("SELECT count(*) FROM jobs")[0],
+        # jobs, not listings: sacct and squeue naming one job are one job (job_spans merges them)
+        **dict(zip(("jobs", "job_rows", "jobs_merged"), one(
+            "SELECT count(*), coalesce(sum(n), 0)::BIGINT, count(*) FILTER (WHERE n > 1) "
+            "FROM (SELECT count(*) AS n FROM jobs GROUP BY job_id)"), strict=True)),
         "rejects": one("SELECT count(*) FROM rejects")[0],
         "devices": one("SELECT count(*) FROM devices")[0],
         "sample_devices": devices,

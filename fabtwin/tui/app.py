@@ -170,7 +170,8 @@ class FabtwinApp(App):
         """A job's hosts, as a query in the SQL console."""
         self.action_open_tab("sql")
         self.screen.set_query(
-            f"SELECT * FROM job_hosts WHERE job_id = '{job_id.replace(chr(39), '')}'")
+            f"SELECT * FROM {self.data.jobs_relation(hosts=True)} "
+            f"WHERE job_id = '{job_id.replace(chr(39), '')}'")
 
     def fabric_plane(self, plane: str) -> None:
         """The fabric screen on `plane` (a check finding's plane-N), once its heatmaps are

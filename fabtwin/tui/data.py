@@ -159,12 +159,14 @@ class StoreData:
         finally:
             cur.close()
 
-    def _jobs(self) -> str:
-        """`job_spans` (one row per job), or `jobs` in a store made before that view existed:
-        the TUI opens stores read-only, so it cannot add the view, and a missing view must not
-        empty the events screen."""
-        return self._once("jobs_relation", lambda: "job_spans" if self._rows(
-            "SELECT 1 FROM duckdb_views() WHERE view_name = 'job_spans' LIMIT 1") else "jobs")
+    def jobs_relation(self, hosts: bool = False) -> str:
+        """`job_spans` (one row per job), with `hosts` `job_span_hosts` (its hosts once), or
+        `jobs` / `job_hosts` in a store made before those views: the TUI opens stores read-only,
+        so it cannot add them, and a missing view must not empty the events screen."""
+        views = self._once("job_views", lambda: {r[0] for r in self._rows(
+            "SELECT view_name FROM duckdb_views() WHERE view_name LIKE 'job_span%'")})
+        name = "job_span_hosts" if hosts else "job_spans"
+        return name if name in views else ("job_hosts" if hosts else "jobs")
 
     # -- overview ---------------------------------------------------------------------------
     def time_range(self) -> tuple[datetime | None, datetime | None]:
@@ -343,8 +345,9 @@ class StoreData:
         if not hosts:
             return []
         return self._rows(f"""
-            SELECT DISTINCT j.job_id, j.tenant, j.start, j."end", j.state FROM {self._jobs()} j
-            JOIN job_hosts h USING (job_id) WHERE h.host IN ({", ".join("?" * len(hosts))})
+            SELECT DISTINCT j.job_id, j.tenant, j.start, j."end", j.state
+            FROM {self.jobs_relation()} j JOIN {self.jobs_relation(hosts=True)} h USING (job_id)
+            WHERE h.host IN ({", ".join("?" * len(hosts))})
             ORDER BY j.start""", list(hosts))
 
     def hosts_of_links(self, links: list[str]) -> list[str]:
@@ -370,7 +373,7 @@ class StoreData:
     # -- events -----------------------------------------------------------------------------
     def events(self, device: str = "", kind: str = "", limit: int = 5000) -> list[tuple]:
         """(ts, device, ifname, kind, message): events plus job starts and ends, newest last."""
-        jobs = self._jobs()
+        jobs = self.jobs_relation()
         rows = self._rows(f"""
             SELECT * FROM (
                 SELECT ts, device, ifname, kind, message FROM events

@@ -198,16 +198,42 @@ CREATE OR REPLACE VIEW unmapped_metrics AS
 SELECT metric, count(*) AS samples, count(DISTINCT device) AS devices
 FROM samples WHERE counter IS NULL GROUP BY metric;
 
--- one row per job. `jobs` keeps a row per file line that lists a job, so the same job comes
--- twice when a bundle carries both sacct and squeue (or two captures). The row with measured
--- times wins: sacct / --json over squeue's table (whose start is the collection time minus its
--- elapsed TIME, and whose end is unknown), then a row that knows the end, then the file
--- ingested last. `source` names the parser of the row kept, `rows` how many there were.
+-- one row per job. `jobs` keeps a row per file line that lists a job (the raw listing, owned by
+-- its file: a grown file's new version replaces only its own rows), so the same job comes twice
+-- when a bundle carries both sacct and squeue (or two captures). The view merges them field by
+-- field: each field from the first row that gives it, rows ranked sacct / --json over squeue's
+-- table (whose start is the collection time minus its elapsed TIME, and whose end is unknown),
+-- then a row that knows the end, then the file ingested last. A state from a row that did not
+-- know the job's end is not kept beside that end (squeue's RUNNING of a job sacct saw finish).
+-- `source` names the parser of the first-ranked row, `start_source` the one whose start was kept,
+-- `rows` how many rows there were; `nodes_file_id` is the file whose node list was kept: its
+-- `job_hosts` rows are the job's hosts (`job_span_hosts`).
 CREATE OR REPLACE VIEW job_spans AS
-SELECT job_id, tenant, start, "end", state, nodelist, source, rows, file_id, line
-FROM (
-    SELECT j.*, f.parser AS source, count(*) OVER (PARTITION BY j.job_id) AS rows,
+WITH ranked AS (
+    SELECT j.*, f.parser AS source,
+        bool_or(j."end" IS NOT NULL) OVER (PARTITION BY j.job_id) AS ended,
         row_number() OVER (PARTITION BY j.job_id ORDER BY (f.parser = 'squeue_table') ASC NULLS LAST,
                            (j."end" IS NULL) ASC, j.file_id DESC, j.line DESC) AS pick
     FROM jobs j LEFT JOIN files f USING (file_id)
-) WHERE pick = 1;
+)
+SELECT job_id,
+    coalesce(arg_min(tenant, pick) FILTER (WHERE coalesce(tenant, '') <> ''),
+             arg_min(tenant, pick)) AS tenant,
+    arg_min(start, pick) FILTER (WHERE start IS NOT NULL) AS start,
+    arg_min("end", pick) FILTER (WHERE "end" IS NOT NULL) AS "end",
+    coalesce(arg_min(state, pick) FILTER (WHERE coalesce(state, '') <> ''
+                                          AND ("end" IS NOT NULL OR NOT ended)),
+             arg_min(state, pick) FILTER (WHERE "end" IS NOT NULL OR NOT ended)) AS state,
+    coalesce(arg_min(nodelist, pick) FILTER (WHERE coalesce(nodelist, '') <> ''),
+             arg_min(nodelist, pick)) AS nodelist,
+    arg_min(source, pick) AS source, count(*) AS rows,
+    arg_min(file_id, pick) AS file_id, arg_min(line, pick) AS line,
+    arg_min(source, pick) FILTER (WHERE start IS NOT NULL) AS start_source,
+    arg_min(file_id, pick) FILTER (WHERE coalesce(nodelist, '') <> '') AS nodes_file_id
+FROM ranked GROUP BY job_id;
+
+-- the hosts of each job of `job_spans`, once each: those its kept node list's file names (sacct
+-- over squeue, as the view ranks them), not the union of every listing
+CREATE OR REPLACE VIEW job_span_hosts AS
+SELECT DISTINCT s.job_id, h.host
+FROM job_spans s JOIN job_hosts h ON h.job_id = s.job_id AND h.file_id = s.nodes_file_id;
