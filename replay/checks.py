@@ -109,7 +109,7 @@ def rail_findings(lay: Layout) -> list[Finding]:
     for leaf, ports in on_leaf.items():
         for hp, _ in ports:
             leaves_of[_dev(hp)].add(leaf)
-    found = []
+    found, grouped = [], []
     for leaf in sorted(on_leaf, key=natural_key):
         ports = sorted(on_leaf[leaf], key=lambda p: natural_key(p[0]))
         if leaf in rail:
@@ -135,14 +135,31 @@ def rail_findings(lay: Layout) -> list[Finding]:
         for hp, lp in ports:
             others = leaves_of[_dev(hp)] - {leaf}
             if others and 2 * len(others & group) < len(others):
-                found.append(Finding(
+                grouped.append(Finding(
                     "rail", ERROR, [hp, leaf, _link(hp, lp)],
                     f"{hp} is cabled to {lp}, a leaf of other servers: {n} of its "
                     f"{len(ports)} hosts also reach {', '.join(sorted(group, key=natural_key))}, "
                     f"{_dev(hp)} reaches {', '.join(sorted(others, key=natural_key))}",
                     {"port": hp, "leaf_port": lp, "group_leaves": sorted(group, key=natural_key),
                      "host_leaves": sorted(others, key=natural_key)}))
-    return found
+    return found + _moved_ports(grouped, on_leaf)
+
+
+def _moved_ports(grouped: list[Finding], on_leaf: dict[str, list]) -> list[Finding]:
+    """Of a host's ports each named on another group's leaf, the ones on a leaf with more host
+    ports than most leaves: a host moved to another group's leaf makes both its ports look
+    out of place (each leaf's other hosts reach the other's group), but only the leaf it landed
+    on gained a port. Without such a leaf (two hosts swapped) every one stays."""
+    norm = _mode([len(ports) for ports in on_leaf.values()])
+    by_host: dict[str, list[Finding]] = defaultdict(list)
+    for f in grouped:
+        by_host[_dev(f.entities[0])].append(f)
+    kept = []
+    for f in grouped:
+        crowded = [g for g in by_host[_dev(f.entities[0])] if len(on_leaf[g.entities[1]]) > norm]
+        if not crowded or f in crowded:
+            kept.append(f)
+    return kept
 
 
 def host_link_findings(lay: Layout) -> list[Finding]:
@@ -197,8 +214,8 @@ def uplink_findings(lay: Layout) -> list[Finding]:
                     found.append(Finding(
                         "missing_link" if missing else "extra_link", ERROR if missing else WARNING,
                         [n, up],
-                        f"{n} has {have} cable(s) to {up}, {others} of its {len(peers) - 1} peers "
-                        f"{norm}: {abs(norm - have)} {'missing' if missing else 'extra'}",
+                        f"{n} has {have} cable(s) to {up} where {others} of its {len(peers) - 1} "
+                        f"peers have {norm}: {abs(norm - have)} {'missing' if missing else 'extra'}",
                         {"device": n, "upper": up, "cables": have, "expected": norm,
                          "peers": len(peers) - 1}))
     return found

@@ -117,8 +117,8 @@ def test_missing_and_extra_uplinks_are_named_against_their_peers():
     assert [(f.check, f.severity, f.entities) for f in found] == [
         ("extra_link", "warning", ["leaf-p0-04", "spine-p0-01"]),
         ("missing_link", "error", ["leaf-p1-02", "spine-p1-03"])]
-    assert found[1].summary == ("leaf-p1-02 has 0 cable(s) to spine-p1-03, 3 of its 3 peers 1: "
-                                "1 missing")
+    assert found[1].summary == ("leaf-p1-02 has 0 cable(s) to spine-p1-03 where 3 of its 3 peers "
+                                "have 1: 1 missing")
 
 
 def test_a_missing_agg_core_cable_is_named():
@@ -367,3 +367,74 @@ def test_check_of_a_bundle_it_cannot_read_leaves_no_store_behind(tmp_path, monke
     kept.write_bytes(b"")  # not a store: the check fails, and the user's file stays
     out = CliRunner().invoke(main, ["check", "-q", str(bundle), "--db", str(kept)])
     assert out.exit_code == 2 and kept.exists()
+
+
+# -- the second writer's bundle, recabled ---------------------------------------------------------
+# benchmarks/writer2 shares no code with twin/generate: its own names (gpu003, p0-leaf-01,
+# Ethernet8, enp24s0f0np0 for plane 0 and enp41s0f0np0 for plane 1), containerlab cabling of the
+# switches, json0 LLDP on the hosts, speeds from Prometheus (Cumulus) and gnmic (SONiC, EOS).
+
+def _recable_writer2(bundle: Path) -> None:
+    """Plant, at once: gpu003's two NICs swapped between the planes, gpu012's plane-1 NIC moved
+    to the other server group's leaf (a free port, p1-leaf-01:swp11), the cable
+    p0-leaf-02:Ethernet36--p0-spine-02:Ethernet2/1 gone; in the containerlab file and in the
+    hosts' own LLDP, as the devices would report the new cabling. Then one end of two
+    leaf-spine cables comes up at 200G: p1-leaf-01:swp9 (its Prometheus scrape) and
+    p0-spine-01:Ethernet2/1 (its gnmic stream)."""
+    import yaml
+
+    swap = {"gpu003:enp24s0f0np0": "gpu003:enp41s0f0np0", "gpu003:enp41s0f0np0": "gpu003:enp24s0f0np0",
+            "p1-leaf-02:swp4": "p1-leaf-01:swp11"}
+    clab = bundle / "topology" / "fabric.clab.yml"
+    doc = yaml.safe_load(clab.read_text())
+    links = [{"endpoints": [swap.get(e, e) for e in link["endpoints"]]}
+             for link in doc["topology"]["links"]]
+    gone = ["p0-leaf-02:Ethernet36", "p0-spine-02:Ethernet2/1"]
+    doc["topology"]["links"] = [link for link in links if sorted(link["endpoints"]) != gone]
+    assert len(doc["topology"]["links"]) == len(links) - 1
+    clab.write_text(yaml.safe_dump(doc, sort_keys=False))
+    path, lldp = _lldp(bundle, "gpu003")
+    for e in _entries(lldp):
+        e["name"] = swap[f"gpu003:{e['name']}"].split(":")[1]
+    path.write_text(json.dumps(lldp))
+    path, lldp = _lldp(bundle, "gpu012")
+    (e,) = [e for e in _entries(lldp) if e["name"] == "enp41s0f0np0"]
+    assert e["chassis"][0]["name"][0]["value"] == "p1-leaf-02"
+    e["chassis"][0]["name"][0]["value"] = "p1-leaf-01"
+    e["port"][0]["id"][0]["value"] = e["port"][0]["descr"][0]["value"] = "swp11"
+    path.write_text(json.dumps(lldp))
+    prom = bundle / "prom" / "p1-leaf-01.prom"
+    text, n = re.subn(r'(_oper_aggregate_speed\{host_name="p1-leaf-01",interface="swp9"\}) 400000000000 ',
+                      r"\1 200000000000 ", prom.read_text())
+    assert n > 0
+    prom.write_text(text)
+    gnmi = bundle / "gnmi" / "p0-spine-01.json"
+    lines = gnmi.read_text().splitlines(True)
+    slow = [ln.replace('"SPEED_400GB"', '"SPEED_200GB"') if "[name=Ethernet2/1]" in ln else ln
+            for ln in lines]
+    assert slow != lines
+    gnmi.write_text("".join(slow))
+
+
+def test_check_finds_what_was_planted_in_the_second_writers_bundle(tmp_path):
+    from benchmarks.writer2 import write_bundle
+
+    bundle = tmp_path / "w2"
+    write_bundle(bundle, 31, "healthy", small=True)
+    clean = CliRunner().invoke(main, ["check", str(bundle), "--db", str(tmp_path / "a.duckdb"), "-q"])
+    assert (clean.exit_code, clean.output.splitlines()[1:]) == (0, ["clean: no finding"])
+    _recable_writer2(bundle)
+    out = CliRunner().invoke(main, ["check", str(bundle), "--db", str(tmp_path / "b.duckdb"),
+                                    "--json", "-q"])
+    assert out.exit_code == 5, out.output
+    found = [(f["check"], f["entities"]) for f in json.loads(out.output)]
+    assert found == [
+        ("rail", ["gpu003:enp41s0f0np0", "p0-leaf-01", "gpu003:enp41s0f0np0--p0-leaf-01:Ethernet8"]),
+        ("rail", ["gpu003:enp24s0f0np0", "p1-leaf-01", "gpu003:enp24s0f0np0--p1-leaf-01:swp3"]),
+        # the port that moved, not its other one (whose leaf's hosts now reach another group too)
+        ("rail", ["gpu012:enp41s0f0np0", "p1-leaf-01", "gpu012:enp41s0f0np0--p1-leaf-01:swp11"]),
+        ("missing_link", ["p0-leaf-02", "p0-spine-02"]),
+        ("link_speed", ["p0-leaf-02:Ethernet32--p0-spine-01:Ethernet2/1", "p0-leaf-02:Ethernet32",
+                        "p0-spine-01:Ethernet2/1"]),
+        ("link_speed", ["p1-leaf-01:swp9--p1-spine-01:Ethernet0", "p1-leaf-01:swp9",
+                        "p1-spine-01:Ethernet0"])]

@@ -46,6 +46,8 @@ SNIFF_BYTES = 16384
 
 # what a manifest may say about the files of a bundle, bundle-wide or per file/folder pattern
 CONTEXT_KEYS = ("host", "interface", "collected_at", "boot_time", "timezone", "year")
+# the end of every "cannot tell which host" reject: the context issue 22 lets a person give
+SAY_HOST = "or say it: 'host' in manifest.json, or `fabtwin ingest FILE --host H`"
 
 
 @dataclass(frozen=True)

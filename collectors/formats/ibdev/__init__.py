@@ -21,11 +21,11 @@ import re
 from collections.abc import Iterable
 from typing import TextIO
 
-from collectors.core.source import Sink, SourceFile
+from collectors.core.source import SAY_HOST, Sink, SourceFile
 
 NO_HOST = (
     "cannot tell which host this ibdev2netdev output is from: name the file "
-    "<host>.ibdev2netdev or put it under topology/<host>/"
+    f"<host>.ibdev2netdev, put it under topology/<host>/, {SAY_HOST}"
 )
 NOT_A_LINE = "not an ibdev2netdev line (expected 'mlx5_2 port 1 ==> eth2 (Up)')"
 

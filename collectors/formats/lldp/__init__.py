@@ -26,9 +26,9 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import IO, NamedTuple
 
-from collectors.core.source import Sink, SourceFile, is_address
+from collectors.core.source import SAY_HOST, Sink, SourceFile, is_address
 
-NO_HOST = "cannot tell which device this LLDP output is from: name the file after the host"
+NO_HOST = f"cannot tell which device this LLDP output is from: name the file after the host, {SAY_HOST}"
 
 # File stems that name the tool or the content, not a host (`topology/lldpctl.json`).
 _GENERIC_STEMS = {"lldp", "lldpctl", "lldpcli", "lldpd", "neighbors", "neighbours", "topology",

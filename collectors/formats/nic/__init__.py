@@ -59,12 +59,13 @@ from collectors.formats.nic.fast import Snapshot, parse_common_shapes, parse_com
 
 NO_TS = "no timestamp line before this snapshot (expected what `date -Ins` prints)"
 NO_HOST = (
-    "cannot tell which host and device this file is from: name it <host>__<dev>.<kind> "
-    "or put it under nic/<host>/<dev>.<kind>"
+    "cannot tell which host and device this file is from: name it <host>__<dev>.<kind>, "
+    "put it under nic/<host>/<dev>.<kind>, or say it: 'host' and 'interface' in manifest.json, "
+    "or `fabtwin ingest FILE --host H --interface I`"
 )
 NO_INTERFACE = (
-    "cannot tell which interface this output is from: name the file <host>__<dev>.<kind> or "
-    "set 'interface' for it in manifest.json"
+    "cannot tell which interface this output is from: name the file <host>__<dev>.<kind>, "
+    "set 'interface' for it in manifest.json, or give --interface I"
 )
 UNKNOWN_LINE = (
     "not a line of `ethtool -S`, `rdma statistic show`, hw_counters (sysfs) "

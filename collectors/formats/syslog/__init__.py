@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, tzinfo
 from typing import NamedTuple, TextIO
 
-from collectors.core.source import Sink, SourceFile
+from collectors.core.source import SAY_HOST, Sink, SourceFile
 from collectors.core.timeparse import NS, TimeError, parse_bsd, parse_iso, tz_from_name
 
 DUPLICATE_WINDOW_NS = 2 * NS
@@ -49,7 +49,7 @@ NO_YEAR = "RFC 3164 timestamp has no year: set 'year' and 'timezone' in manifest
 NO_WALL_CLOCK = ("kernel timestamp is seconds since boot and the boot time is unknown: set "
                  "'boot_time' for the file in manifest.json, put an `uptime -s` line before it, "
                  "or collect with `dmesg -T` or journalctl -o short-iso")
-NO_HOST = "line names no host and the file name gives none: put it under syslog/<host>/"
+NO_HOST = f"line names no host and the file name gives none: put it under syslog/<host>/, {SAY_HOST}"
 NO_IP_TIMESTAMP = "ip monitor line without a timestamp: collect with `ip -timestamp monitor link`"
 
 # ---------------------------------------------------------------------------------------------
