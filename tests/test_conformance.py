@@ -159,7 +159,8 @@ def _expect_gnmi(store: Store, rel: str) -> None:
     if name == "gnmic-json-sros-port-stats.json":
         assert v[("router1.lab.com", "1/1/c1/1", "in-octets", "")] == (
             671552, _dt("2020-07-06T20:04:33.938155Z"))
-        assert v[("router1.lab.com", "1/1/c1/1", "out-octets", "")][0] == 370930
+        assert v[("router1.lab.com", "1/1/c1/1", "out-octets", "")] == (
+            370930, _dt("2020-07-06T20:04:33.938043Z"))  # ts 1594065873938043848
         assert t[("router2.lab.com", "", "oper-state", "service-name=testvpls")] == (
             "down", _dt("2020-07-06T20:04:29.313065Z"))  # ts 1594065869313065895
         assert t[("router1.lab.com", "", "oper-state", "service-name=test")][0] == "down"
@@ -185,6 +186,11 @@ def _expect_gnmi(store: Store, rel: str) -> None:
                      f"metric = '{key[2]}' AND device = '{key[0]}' ORDER BY ts") == [
             (283, _dt("2023-03-01T18:25:02.858146Z")), (287, _dt("2023-03-01T18:25:32.988218Z"))]
         assert {k for _, _, _, k in _events(store, rel)} == {"drop"}
+        drops = [json.loads(m) for (m,) in _rows(store, rel, "SELECT message FROM events WHERE "
+                                                 "file_id = {f} ORDER BY ts")]  # the second decode
+        assert [(d["AggCount"], d["IngressPort"], d["Hostname"], d["Reason"], d["Smac"])
+                for d in drops] == [(n, "swp8", "neo-switch01", "Source MAC is multicast",
+                                     "01:00:5e:00:00:01") for n in (283, 287)]
     elif name == "cumulus510-gnmic-json-once-swp1-port-speed.json":
         assert v == {("leaf01", "swp1", "port-speed", ""):
                      (1e9, _dt("2023-02-24T16:27:16.962254Z"))}  # SPEED_1GB, in b/s
@@ -192,6 +198,10 @@ def _expect_gnmi(store: Store, rel: str) -> None:
         assert _rows(store, rel, "SELECT device, ifname, metric, value, ts FROM samples "
                      "WHERE file_id = {f}") == [
             ("leaf01", "swp1", "oper-status", 1, _dt("2023-03-01T04:20:03.153198Z"))] * 2  # UP
+        # gnmic's status line between them: one counted reject, the second object still read
+        assert _rows(store, rel, "SELECT reason, raw FROM rejects WHERE file_id = {f}") == [
+            ("gnmic status line, not a notification",
+             "received sync response 'true' from '10.209.37.123:9339'")]
     elif name == "cumulus514-gnmic-json-dialin-swp1-queue1-transmit-octets.json":
         assert v == {("leaf02", "swp1", "transmit-octets", "queue=1"):
                      (0, _dt("2025-01-24T13:29:50.247535Z"))}
@@ -211,6 +221,10 @@ def _expect_prom(store: Store, rel: str) -> None:
         assert v[(host, "mlx4_0", "node_infiniband_port_transmit_wait_total", "")][0] == 4294967295
         assert v[(host, "mlx4_0", "node_infiniband_state_id", "")][0] == 4
         assert v[(host, "mlx4_0", "node_infiniband_physical_state_id", "")][0] == 5
+        assert {i.split("/")[0] for _, i, _, _ in v} == {"mlx4_0", "i40iw0"}
+        info = {(i, q): val for (_, i, m, q), (val, _) in v.items() if m == "node_infiniband_info"}
+        assert info[("mlx4_0", "board_id=SM_1141000001000,firmware_version=2.31.5050,"
+                               "hca_type=MT4099")] == 1  # string labels kept as the qualifier
     elif name == "node_exporter-e2e-network-block.prom":
         for dev in ("bond0", "eth0"):
             assert v[("gpu-node-01", dev, "node_network_carrier_changes_total", "")] == (2, T)
@@ -219,13 +233,20 @@ def _expect_prom(store: Store, rel: str) -> None:
         assert v[("gpu-node-01", "eth0", "node_network_up", "")][0] == 1
         # 1.25e+08 bytes/s, stored in the canonical unit (b/s)
         assert v[("gpu-node-01", "eth0", "node_network_speed_bytes", "")][0] == 1.25e8 * 8
+        assert {i for _, i, _, _ in v} == {"bond0", "eth0", "lo"}
+        info = {(i, q): val for (_, i, m, q), (val, _) in v.items() if m == "node_network_info"}
+        assert [val for (i, q), val in info.items() if i == "eth0" and "operstate=up" in q] == [1]
         # HELP/TYPE without samples: nothing
-        assert not [k for k in v if k[2] == "node_network_receive_bytes_total"]
+        assert not [k for k in v if k[2] in (
+            "node_network_receive_bytes_total", "node_network_receive_packets_total",
+            "node_network_transmit_bytes_total", "node_network_transmit_packets_total")]
     elif name == "node_exporter-ethtool-test-expected.prom":
         e = {m: val for (d, i, m, _), (val, _) in v.items() if (d, i) == ("gpu-node-01", "eth0")}
         assert (e["node_ethtool_received_packets_total"], e["node_ethtool_transmitted_packets_total"],
                 e["node_ethtool_port_received_dropped"], e["node_ethtool_received_missed"]) == (
             1260062, 961500, 12028, 401)
+        assert [val for (d, i, m, q), (val, _) in v.items()
+                if m == "node_ethtool_info" and "driver=e1000e" in q and "bus_info=0000:00:1f.6" in q] == [1]
     elif name == "dcgm-exporter-readme.prom":
         q = "UUID=GPU-604ac76c-d9cf-fef3-62e9-d92044ab6e52,gpu=0"
         assert v == {("gpu-node-02", "", "DCGM_FI_DEV_SM_CLOCK", q): (139, T),
@@ -237,6 +258,11 @@ def _expect_prom(store: Store, rel: str) -> None:
         assert v[("app-01", "", "http_requests_total", "code=200,method=post")] == (1027, own)
         assert v[("app-01", "", "http_requests_total", "code=400,method=post")] == (3, own)
         assert v[("app-01", "", "metric_without_timestamp_and_labels", "")] == (12.47, T)
+        # escaped label values (\\, \n, \") come out unescaped
+        assert v[("app-01", "", "msdos_file_access_time_seconds",
+                  'error=Cannot find file:\n"FILE.TXT",path=C:\\DIR\\FILE.TXT')][0] == 1.458255915e9
+        assert v[("app-01", "", "http_request_duration_seconds_sum", "")][0] == 53423
+        assert v[("app-01", "", "http_request_duration_seconds_count", "")][0] == 144320
         assert v[("app-01", "", "http_request_duration_seconds_bucket", "le=+Inf")][0] == 144320
         assert v[("app-01", "", "telemetry_requests_metrics_latency_microseconds",
                   "quantile=0.99")][0] == 76656
@@ -287,6 +313,8 @@ def _expect_ethtool(store: Store, rel: str) -> None:
                               ("tx_global_pause", 5745042), ("tx_global_pause_duration", 771103810),
                               ("rx_prio0_discards", 58591314012)]:
             assert flat[(*host, metric)] == (value, at), metric
+        assert flat[(*host, "tx_discards_phy")] == (0, at)
+        assert {m.split("_")[0] for _, _, m in flat} >= {"ch0", "rx0"}  # per channel and queue
     elif name == "rdma-statistic-show-4links.txt":
         # mlx5_0..3 are eth01..04 on this host (its ibdev2netdev, in the same bundle)
         e = {m: val for (d, i, m), (val, ts) in flat.items() if (d, i, ts) == ("gpu-node-03", "eth01", T)}
@@ -358,16 +386,34 @@ def _expect_syslog(store: Store, rel: str) -> None:
         assert ev[:2] == [(_dt("2018-04-20T13:15:07Z"), "nexus-switch", "Ethernet1/33", "link_down"),
                           (_dt("2018-04-20T13:15:38Z"), "nexus-switch", "Ethernet1/33", "link_up")]
         assert ("sw01.test", "Ethernet1/3", "link_down") in {e[1:] for e in ev}
+        # a port-channel member leaving the bundle individually is logged, not a link event
+        assert len(ev) == 3 and _rows(store, rel, "SELECT message FROM logs WHERE file_id = {f} "
+                                                  "AND line = 4") == [
+            ("%ETH_PORT_CHANNEL-5-PORT_INDIVIDUAL_DOWN: individual port Ethernet1/33 is down",)]
     elif name == "napalm-logs-ios-iosxr-junos-link.log":
         got = {e[1:] for e in ev}
         assert ev[:2] == [(_dt("2018-06-01T12:50:26.172Z"), "test-switch1", "FastEthernet0/2", "link_down"),
                           (_dt("2018-06-01T13:35:45.562Z"), "test-switch1", "FastEthernet0/2", "link_up")]
         assert {("gw2.acy1", "TenGigE0/2/0/4", "link_down"), ("gw1.dev1", "TenGigE0/2/0/4", "link_up"),
                 ("vmx01", "xe-0/0/0", "link_up")} <= got
+        # `*` (clock not synchronised) before the time; Junos's down trap says admin and oper down
+        assert ev[2] == (_dt("2018-11-14T08:30:56.699Z"), "router1", "GigabitEthernet2", "admin_down")
+        assert ev[5:] == [(_dt("2018-07-20T21:45:59Z"), "vmx01", "xe-0/0/0", k)
+                          for k in ("admin_down", "link_up")]
+        assert len(ev) == 7
     elif expected is not None:
         assert ev == expected
     else:
         raise AssertionError(f"no expectation for {rel}")
+    if name == "napalm-logs-eos-lineproto-updown.log":
+        # line 3's "(added description ...)" after the name is read as Ethernet28 going up; at
+        # the second of line 2's up it is the same transition, so no second event
+        from collectors.formats.syslog import find_event
+        (msg,) = _rows(store, rel, "SELECT message FROM logs WHERE file_id = {f} AND line = 3")[0]
+        assert find_event(msg)[:2] == ("Ethernet28", "link_up")
+    if name.startswith("dmesg-T-"):  # the nvme line 7 s later: a log line, no event
+        assert _rows(store, rel, "SELECT ts, message FROM logs WHERE file_id = {f} AND line = 2") == [
+            (_dt("2023-02-14T18:48:32Z"), "nvme nvme0: starting error recovery")]
     if name.startswith("dmesg-mlx5-cx6"):  # driver lines that are no link event are logs only
         msgs = [m for (m,) in _rows(store, rel, "SELECT message FROM logs WHERE file_id = {f}")]
         assert len(msgs) == 11 and any("renamed from eth0" in m for m in msgs)
@@ -384,14 +430,18 @@ def _expect_lldp(store: Store, rel: str) -> None:
     elif name == "lldpctl-json0-host-h3c-and-ubuntu-neighbors.json":
         assert got[0][:4] == ("ubuntu-02", "enp129s0f0", "DaoCloud_ShangPu_H3C_D01_AccessSwitch",
                               "GigabitEthernet1/0/17")
-        assert [g[:3] for g in got[1:]] == [("ubuntu-02", "enp5s0f0np0", "10-20-1-50"),
-                                            ("ubuntu-02", "enp11s0f0np0", "10-20-1-50")]
+        # MAC-typed port ids: the port's descr names it; the first of 2 management addresses
+        assert got[1:] == [("ubuntu-02", "enp5s0f0np0", "10-20-1-50", "enp5s0f0np0", "10.20.1.50"),
+                           ("ubuntu-02", "enp11s0f0np0", "10-20-1-50", "enp11s0f0np0", "10.20.1.50")]
     elif name == "sonic-dbsyncd-lldpctl-json-single-iface-dict-shape.json":
-        assert [g[:3] for g in got] == [("sonic-01", "eth0", "switchad11")]
+        # port id type local "535": the port's descr (an interface name) is the ifname
+        assert [g[:4] for g in got] == [("sonic-01", "eth0", "switchad11", "ge-0/0/15.0")]
     elif name == "sonic-dbsyncd-lldpctl-json-two-iface-list-shape.json":
         assert [(d, i, pi) for d, i, _, pi, _ in got] == [("sonic-01", "Ethernet0", "Ethernet1"),
                                                           ("sonic-01", "Ethernet100", "Ethernet26")]
-        assert got[1][2] == "switch13"
+        # Ethernet0's chassis sends no name: its chassis id and management address are the ones
+        # Ethernet100's neighbor sends as switch13 (design 3: an address is the host it maps to)
+        assert [g[2] for g in got] == ["switch13", "switch13"]
     elif name.endswith(".clab.yml"):
         links = {r[0] for r in store.con.execute(
             "SELECT least(device || ':' || ifname, peer_device || ':' || peer_ifname) || '--' || "
@@ -402,6 +452,9 @@ def _expect_lldp(store: Store, rel: str) -> None:
                       "containerlab-clos01-srl-leaf-spine.clab.yml": (4, "leaf1:e1-1--spine:e1-1"),
                       "containerlab-clos02-srl-5stage-clos.clab.yml": (16, None)}[name]
         assert len(links) == n and (example is None or example in links), links
+        if name.startswith("containerlab-cvx03"):  # 7 nodes; host1 dual-homed on swp27
+            assert {"host1:eth1--leaf-1:swp27", "host1:eth2--leaf-2:swp27"} <= links
+            assert len({p.split(":")[0] for link in links for p in link.split("--")}) == 7
     else:
         raise AssertionError(f"no expectation for {rel}")
 

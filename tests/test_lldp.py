@@ -421,11 +421,22 @@ def test_real_json_single_iface_dict_shape(real_samples):
 def test_real_json_two_iface_list_shape(real_samples):
     _, sink = _real(real_samples, "sonic-dbsyncd-lldpctl-json-two-iface-list-shape.json")
     assert (sink.loaded, sink.rejected) == (2, 0)
+    # Ethernet0's chassis sends no name, but the chassis id and management address that
+    # Ethernet100's switch13 sends: one device (design 3), not a second one named by its MAC
     assert _neighbors(sink) == [
-        ("gpu-host", "Ethernet0", "00:11:22:33:44:55", "Ethernet1", "10.3.147.196"),
+        ("gpu-host", "Ethernet0", "switch13", "Ethernet1", "10.3.147.196"),
         ("gpu-host", "Ethernet100", "switch13", "Ethernet26", "10.3.147.196"),
     ]
     assert _addresses(sink) == [("10.3.147.196", "switch13")]
+
+
+def test_an_unnamed_chassis_nothing_else_names_keeps_its_chassis_id(real_samples, tmp_path):
+    text = (real_samples / "lldp" / "sonic-dbsyncd-lldpctl-json-two-iface-list-shape.json").read_text()
+    doc = json.loads(text)
+    doc["lldp"]["interface"] = doc["lldp"]["interface"][:1]  # Ethernet0's entry alone
+    (tmp_path / "alone.json").write_text(json.dumps(doc))
+    _, sink = run_parser(tmp_path / "alone.json", rel="topology/gpu-host/lldpctl.json")
+    assert [n[2] for n in _neighbors(sink)] == ["00:11:22:33:44:55"]
 
 
 def test_real_json_empty(real_samples):

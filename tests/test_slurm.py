@@ -112,6 +112,15 @@ def test_real_hostlist_docs_valid(real_samples):
     lines = (real_samples / "slurm" / "hostlist-expressions-valid.txt").read_text().split()
     sizes = {e: len(expand(e)) for e in lines}
     assert sizes["linux[0-64,128]"] == 66
+    assert expand("linux[0-64,128]") == [f"linux{i}" for i in (*range(65), 128)]
+    assert expand("linux[0000-1023]") == [f"linux{i:04d}" for i in range(1024)]  # padding kept
+    assert expand("alpha,beta,gamma") == ["alpha", "beta", "gamma"]
+    assert expand("tux[2,1-2]") == ["tux2", "tux1", "tux2"]  # unsorted, not unique, as written
+    assert expand("tux[1-2,2]") == ["tux1", "tux2", "tux2"]
+    assert expand("tux[1-3]") == ["tux1", "tux2", "tux3"]
+    assert expand("node[01-02]") == ["node01", "node02"]
+    assert expand("rack[0-63]_blade[0-41]")[:2] == ["rack0_blade0", "rack0_blade1"]
+    assert expand("rack[0-63]_blade[0-41]")[-1] == "rack63_blade41"
     assert expand("lx[15,18,32-33]") == ["lx15", "lx18", "lx32", "lx33"]
     assert sizes["rack[0-63]_blade[0-41]"] == 2688
     assert sizes["mcr[0-1151]"] == 1152 and sizes["emcr[0-1151]"] == 1152

@@ -97,8 +97,14 @@ def _build(ifname: str, name: str, chassis_id: str, mgmt: list[str], port_type: 
     return LldpNeighbor(ifname, peer, port, ips, chassis_id, port_type, bool(name))
 
 
-def _emit(sink: Sink, device: str, nb: LldpNeighbor) -> None:
+def _emit(sink: Sink, device: str, nb: LldpNeighbor, names: dict[str, str] | None = None) -> None:
+    """One neighbor row (and its addresses). A chassis that sends no name is the device the
+    bundle maps one of its management addresses to, else the one another entry of the same
+    output names with the same chassis id or address (`names`), else its chassis id."""
     peer = sink.device(nb.peer_device) if is_address(nb.peer_device) else nb.peer_device
+    if not nb.peer_named:
+        known = [sink.addresses.get(k) or (names or {}).get(k) for k in (*nb.mgmt_ips, nb.chassis_id)]
+        peer = next((name for name in known if name), peer)
     sink.neighbor(device, nb.local_ifname, peer, nb.peer_ifname,
                   nb.mgmt_ips[0] if nb.mgmt_ips else "")
     if not nb.peer_named:  # an address naming a MAC would not help map gnmic sources to hosts
@@ -246,17 +252,20 @@ class LldpJsonParser:
             sink.reject(where.base_line, "not lldpctl JSON output: no top-level 'lldp' object",
                         json.dumps(doc)[:200])
             return
-        for ifname, body, json0 in interface_entries(doc):
+        entries = [(ifname, body, json0, neighbor_from_json(ifname, body))
+                   for ifname, body, json0 in interface_entries(doc)]
+        names = {k: nb.peer_device for *_, nb in entries if isinstance(nb, LldpNeighbor)
+                 and nb.peer_named for k in (*nb.mgmt_ips, nb.chassis_id) if k}
+        for ifname, body, json0, nb in entries:
             line = where.line_of(ifname, json0)
             raw = json.dumps({ifname: body})
-            nb = neighbor_from_json(ifname, body)
             if isinstance(nb, str):
                 sink.reject(line, nb, raw)
             elif device is None:
                 sink.reject(line, NO_HOST, raw)
             else:
                 sink.current_line = line
-                _emit(sink, device, nb)
+                _emit(sink, device, nb, names)
                 sink.accept()
 
 
