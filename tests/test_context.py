@@ -104,6 +104,31 @@ def test_the_modification_time_is_a_last_resort_said_so(tmp_path, write):
     assert {f["path"]: f["time_source"] for f in doc["files"]}["prom/timed.prom"] == "sample"
 
 
+def test_a_bare_ethtool_s_without_manifest_is_never_silently_timed(tmp_path, real_samples):
+    """The real mlx5 `ethtool -S` pasted alone, no manifest: without its host every record is a
+    reject saying how to give it (nothing loaded, nothing timed); with --host and --interface
+    but no time it is timed by its modification time, and files and the summary say so."""
+    bare = tmp_path / "ethtool-S.txt"
+    bare.write_bytes((real_samples / "ethtool" / "mlx5-ethtool-S-nonzero-kernel5.15-bpf-list.txt")
+                     .read_bytes())
+    os.utime(bare, ns=(T_NS, T_NS))
+    out = CliRunner().invoke(main, ["ingest", str(bare), "--db", str(tmp_path / "a.db")])
+    assert out.exit_code == 0 and "records  101 read = 0 loaded + 101 rejected" in out.output
+    assert ("first: ethtool-S.txt:2: cannot tell which host and device this file is from: name it "
+            "<host>__<dev>.<kind>, put it under nic/<host>/<dev>.<kind>, or say it: 'host' and "
+            "'interface' in manifest.json, or `fabtwin ingest FILE --host H --interface I`") in out.output
+    assert "guessed" not in out.output
+    out = CliRunner().invoke(main, ["ingest", str(bare), "--db", str(tmp_path / "b.db"),
+                                    "--host", "xdp-host", "--interface", "ens1f0np0"])
+    assert out.exit_code == 0 and "records  101 read = 101 loaded + 0 rejected" in out.output
+    assert ("guessed  1 file timed by its modification time (no time in the file, the manifest "
+            "or --time): ethtool-S.txt") in out.output
+    with duckdb.connect(str(tmp_path / "b.db"), read_only=True) as con:
+        assert con.execute("SELECT time_source FROM files").fetchall() == [("mtime",)]
+        assert con.execute("SELECT DISTINCT device, ifname, epoch_ns(ts) FROM samples").fetchall() == [
+            ("xdp-host", "ens1f0np0", T_NS)]
+
+
 def test_ingest_one_file_with_host_and_time(tmp_path, write):
     """`fabtwin ingest FILE --host H --time T`: a `rdma statistic show` pasted into a ticket,
     after that host's ibdev2netdev (which maps its RDMA device to the netdev)."""
