@@ -222,3 +222,21 @@ def test_palette_offers_names_holding_the_query_first_then_its_letters_in_order(
     assert spread == ["leaf-p1-07:swp2"]
     many = provider._candidates("leaf")
     assert len(many) == EntitiesProvider.MAX_HITS  # 256 names hold it: the first hundred
+
+
+def test_a_devices_ports_include_the_cables_only_their_other_end_reports(tmp_path):
+    """containerlab lists each cable once (`h1:eth0 -- leaf1:swp1`) and a host's LLDP names the
+    leaf as its peer: the leaf's drill-down lists that port too, not only leaf1:swp9."""
+    from collectors.store.ingest import ingest_bundle
+    from collectors.store.writer import Store
+
+    (tmp_path / "b" / "topology").mkdir(parents=True)
+    (tmp_path / "b" / "topology" / "lab.clab.yml").write_text(
+        "name: lab\ntopology:\n  nodes:\n    h1: {}\n    leaf1: {}\n    spine1: {}\n  links:\n"
+        '    - endpoints: ["h1:eth0", "leaf1:swp1"]\n'
+        '    - endpoints: ["leaf1:swp9", "spine1:swp1"]\n')
+    with Store.open(tmp_path / "s.duckdb") as store:
+        ingest_bundle(store, tmp_path / "b", workers=1)
+    data = StoreData(tmp_path / "s.duckdb")
+    assert data.entity_ports("device", "leaf1") == ["leaf1:swp1", "leaf1:swp9"]
+    assert data.entity_ports("device", "spine1") == ["spine1:swp1"]

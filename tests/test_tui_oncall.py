@@ -367,8 +367,8 @@ async def test_wjh_drops_show_on_their_port(real_samples, tmp_path, private_stat
         assert drops.display and drops.row_count == 2
         rows = [[str(c) for c in drops.get_row_at(r)] for r in range(2)]
         assert [r[1:5] for r in rows] == [
-            ["neo-switch01:swp8", "Source MAC is multicast", "Error", "287"],
-            ["neo-switch01:swp8", "Source MAC is multicast", "Error", "283"]]
+            ["neo-switch01:swp8", "287", "Source MAC is multicast", "Error"],
+            ["neo-switch01:swp8", "283", "Source MAC is multicast", "Error"]]
         assert rows[0][5:] == ["03-01 18:25:02", "03-01 18:25:32"]  # its aggregation window
         assert "2 drop reports, 570 packets" in str(drops.border_title)
 
@@ -405,9 +405,16 @@ async def test_wjh_drops_on_a_degraded_link_show_on_its_port_as_the_diagnosis_re
         assert drops.display and drops.row_count == 3
         rows = [[str(c) for c in drops.get_row_at(r)] for r in range(3)]
         assert [r[1:5] for r in rows] == [  # newest first
-            ["leaf-p0-01:swp7", "Tail drop", "Error", "55"],
-            ["leaf-p0-01:swp7", "Bad signal integrity", "Error", "80"],
-            ["leaf-p0-01:swp7", "Bad signal integrity", "Error", "120"]]
+            ["leaf-p0-01:swp7", "55", "Tail drop", "Error"],
+            ["leaf-p0-01:swp7", "80", "Bad signal integrity", "Error"],
+            ["leaf-p0-01:swp7", "120", "Bad signal integrity", "Error"]]
+        # the port's events tell each drop's record, not its JSON
+        events = app.screen.query_one("#events", KeyedGrid)
+        told = [str(events.get_row_at(r)[4]) for r in range(events.row_count)]
+        assert "Bad signal integrity, Error, 120 packets" in told
+        # at 80 columns the packets column is on screen (it came after a 40-column reason)
+        header = drops.render_line(0).text
+        assert drops.region.width <= 80 and "packets" in header and "reason" in header
         assert "3 drop reports, 255 packets" in str(drops.border_title)
         # at 80x24 the drops, the peers and the events each keep a header and two rows on
         # screen (three 1fr tables of at least 4 rows overflowed: only the peers showed)

@@ -160,9 +160,8 @@ class StoreData:
             cur.close()
 
     def jobs_relation(self, hosts: bool = False) -> str:
-        """`job_spans` (one row per job), with `hosts` `job_span_hosts` (its hosts once), or
-        `jobs` / `job_hosts` in a store made before those views: the TUI opens stores read-only,
-        so it cannot add them, and a missing view must not empty the events screen."""
+        """`job_spans` (with `hosts`: `job_span_hosts`), or `jobs` / `job_hosts` in a store made
+        before those views (the TUI opens it read-only: a missing view must not empty a screen)."""
         views = self._once("job_views", lambda: {r[0] for r in self._rows(
             "SELECT view_name FROM duckdb_views() WHERE view_name LIKE 'job_span%'")})
         name = "job_span_hosts" if hosts else "job_spans"
@@ -307,8 +306,9 @@ class StoreData:
             return [ident]
         if kind == "link":
             return ident.split("--", 1) if "--" in ident else [ident]
-        rows = self._rows("SELECT DISTINCT device || ':' || ifname FROM neighbors "
-                          "WHERE device = ?", [ident])
+        rows = self._rows("SELECT device || ':' || ifname FROM neighbors WHERE device = ? UNION SELECT "
+                          "peer_device || ':' || peer_ifname FROM neighbors WHERE peer_device = ?",
+                          [ident, ident])  # a cable may be reported by its other end alone
         if not rows:  # not cabled: the ports it sent samples for
             rows = self._rows("SELECT DISTINCT device || ':' || ifname FROM samples "
                               "WHERE device = ?", [ident])

@@ -1,5 +1,5 @@
-"""What Just Happened drops on a port's drill-down: each aggregate the switch reported (reason,
-severity, packets, its first and last drop), newest first (StoreData.drops_of)."""
+"""What Just Happened drops on a port's drill-down: each aggregate the switch reported (packets,
+reason, severity, its first and last drop), newest first (StoreData.drops_of)."""
 
 from __future__ import annotations
 
@@ -25,9 +25,10 @@ def drop_text(message: str | None) -> str:
 
 def fill_drops(table: KeyedGrid, rows: list[tuple]) -> None:
     """`rows` (drops_of's) into `table`; the table hides when the ports reported none."""
-    table.set_rows(["reported", "port", "reason", "severity", "packets", "first", "last"],
-                   [(_when(ts), port, reason or "", severity or "",
-                     "-" if n is None else count(n), _when(first), _when(last))
+    # packets before the reason: at 80 columns a long reason would push the count off screen
+    table.set_rows(["reported", "port", "packets", "reason", "severity", "first", "last"],
+                   [(_when(ts), port, "-" if n is None else count(n), reason or "", severity or "",
+                     _when(first), _when(last))
                     for ts, port, reason, severity, n, first, last in rows],
                    [f"{i}|port|{r[1]}" for i, r in enumerate(rows)])
     total = sum(r[4] or 0 for r in rows)

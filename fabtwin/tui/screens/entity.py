@@ -14,7 +14,7 @@ from fabtwin.tui.actions import bindings
 from fabtwin.tui.bars import KeyBar, TitleBar
 from fabtwin.tui.counts import plural
 from fabtwin.tui.data import RATE_COUNTERS, Series
-from fabtwin.tui.drops import fill_drops
+from fabtwin.tui.drops import drop_text, fill_drops
 from fabtwin.tui.plot import plot_height, render_plot, render_sparklines
 from fabtwin.tui.rowgrid import KeyedGrid
 
@@ -95,7 +95,8 @@ class EntityScreen(Screen):
         self.query_one("#head", Static).update(head)
         events = self.query_one("#events", KeyedGrid)
         rows = facts["events"]
-        cells = [(f"{ts:%m-%d %H:%M:%S.%f}"[:-3], dev, ifn or "", kind, (msg or "")[:80])
+        cells = [(f"{ts:%m-%d %H:%M:%S.%f}"[:-3], dev, ifn or "", kind,
+                  (drop_text(msg) if kind == "drop" else msg or "")[:80])  # a WJH record, told
                  for ts, dev, ifn, kind, msg in rows]
         keys = [f"{i}|port|{dev}:{ifn}" if ifn else f"{i}|device|{dev}"
                 for i, (_ts, dev, ifn, _k, _m) in enumerate(rows)]
