@@ -158,7 +158,8 @@ def _print_summary(summary: IngestSummary) -> None:
     if t.get("jobs_merged"):  # listings merged, not records rejected: each was read and loaded
         n = t["jobs_merged"]
         click.echo(f"merged   {n} job{'s' if n > 1 else ''} listed more than once ({t['job_rows']} "
-                   f"rows in jobs for {t['jobs']} jobs: sacct and squeue, or several captures): "
+                   f"rows in jobs for {t['jobs']} job{'s' if t['jobs'] > 1 else ''}: sacct and squeue, "
+                   "or several captures): "
                    "job_spans has one row per job, sacct's fields winning where both give them")
     guessed = [f.path for f in summary.files if f.status == "loaded" and f.time_source == "mtime"]
     if guessed:  # a guessed time must never pass for a measured one
