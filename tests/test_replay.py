@@ -126,9 +126,9 @@ def test_residuals_point_at_the_leaf_left_in_ecmp(stores):
     assert found[0].evidence[0]["basis"] == "observed/expected"
 
 
-def test_replay_command_windows_and_json(tmp_path):
+def test_replay_command_windows_and_json(two_faults, tmp_path):
     db = tmp_path / "s.duckdb"
-    shutil.copy(_store_of("two_faults", tmp_path), db)
+    shutil.copy(two_faults, db)
     out = CliRunner().invoke(main, ["replay", "--db", str(db), "--from", "2026-11-30T03:01:00Z",
                                     "--to", "2026-11-30T03:09:00Z", "--window", "30", "--json"])
     assert out.exit_code == 5, out.output  # incidents found
@@ -143,14 +143,17 @@ def test_replay_command_windows_and_json(tmp_path):
     assert stored == [(i["kind"], i["root_cause"]["id"]) for i in doc["incidents"]]
 
 
-def _store_of(name: str, tmp_path) -> str:
-    db = str(tmp_path / f"{name}-src.duckdb")
-    investigate(REPO / "sample_traces" / name, db)
+@pytest.fixture(scope="module")
+def two_faults(tmp_path_factory) -> str:
+    """sample_traces/two_faults after investigate(), once for the module: the tests read it or
+    copy it."""
+    db = str(tmp_path_factory.mktemp("two_faults") / "two_faults-src.duckdb")
+    investigate(REPO / "sample_traces" / "two_faults", db)
     return db
 
 
-def test_investigate_stores_incidents_and_evidence(tmp_path):
-    db = _store_of("two_faults", tmp_path)
+def test_investigate_stores_incidents_and_evidence(two_faults):
+    db = two_faults
     con = _con(db)
     incidents = con.execute("SELECT rank, kind, root_type, root_id, score, impact FROM incidents "
                             "ORDER BY rank").fetchall()
@@ -214,25 +217,36 @@ def assert_same_replay(rows: list[tuple], reference: list[tuple], db: str) -> No
             assert got == want, name
 
 
-@pytest.mark.parametrize(("chunk", "workers"), [(3, 2), (1, 1)])
-def test_chunks_on_local_processes_give_the_same_rows(tmp_path, chunk, workers):
-    db = str(tmp_path / "s.duckdb")
+@pytest.fixture(scope="module")
+def link_flap_whole(tmp_path_factory):
+    """sample_traces/link_flap ingested and replayed whole in 30 s windows, once: (store, the
+    run, its expected_ports rows). The chunked replays run on copies."""
+    db = str(tmp_path_factory.mktemp("link_flap") / "s.duckdb")
     with Store.open(db) as store:
         ingest_bundle(store, REPO / "sample_traces" / "link_flap")
         whole = replay(store.con, window_s=30)
-    serial = _expected_rows(db)
+    return db, whole, _expected_rows(db)
+
+
+def _copy_of(db: str, tmp_path) -> str:
+    copy = str(tmp_path / "s.duckdb")
+    shutil.copy(db, copy)
+    return copy
+
+
+@pytest.mark.parametrize(("chunk", "workers"), [(3, 2), (1, 1)])
+def test_chunks_on_local_processes_give_the_same_rows(link_flap_whole, tmp_path, chunk, workers):
+    src, whole, serial = link_flap_whole
+    db = _copy_of(src, tmp_path)
     with Store.open(db) as store:
         chunked = replay(store.con, window_s=30, chunk_windows=chunk, workers=workers)
     assert chunked.windows == whole.windows > 6 and chunked.rows == whole.rows
     assert_same_replay(_expected_rows(db), serial, db)  # windows are independent
 
 
-def test_chunks_on_ray_give_the_same_rows(tmp_path, ray_cluster):
-    db = str(tmp_path / "s.duckdb")
-    with Store.open(db) as store:
-        ingest_bundle(store, REPO / "sample_traces" / "link_flap")
-        replay(store.con, window_s=30)
-    serial = _expected_rows(db)
+def test_chunks_on_ray_give_the_same_rows(link_flap_whole, tmp_path, ray_cluster):
+    src, _, serial = link_flap_whole
+    db = _copy_of(src, tmp_path)
     out = CliRunner().invoke(main, ["replay", "--db", db, "--window", "30", "--ray", "local",
                                     "--chunk-windows", "4", "--json"])
     assert out.exit_code == 5, out.output
@@ -269,12 +283,12 @@ def test_diagnosis_does_not_depend_on_host_names(tmp_path, name):
         (f["kind"], f["root_cause"]["id"].replace("gpu-node-", "hgx-a")) for f in truth]
 
 
-def test_replay_and_investigate_on_a_parquet_lake(tmp_path):
+def test_replay_and_investigate_on_a_parquet_lake(two_faults, tmp_path):
     # a lake holds the data; replay reads it where it lies and writes its results beside it
     from collectors.store.lake import export, read_manifest
     from collectors.store.writer import open_readonly
 
-    db = _store_of("two_faults", tmp_path)
+    db = two_faults  # export reads it (read-only)
     export(db, tmp_path / "lake")
     out = CliRunner().invoke(main, ["replay", "--db", str(tmp_path / "lake"), "--json"])
     assert out.exit_code == 5, out.output

@@ -97,10 +97,21 @@ def _report(db: Path, out: Path, *args: str):
     return CliRunner().invoke(main, ["report", "--db", str(db), "--out", str(out), *args])
 
 
-def test_two_faults_page_lists_the_labelled_incidents_and_embeds_every_png(investigated, tmp_path):
-    res = _report(investigated["two_faults"], tmp_path / "r")
+@pytest.fixture(scope="module")
+def two_faults_report(investigated, tmp_path_factory):
+    """`fabtwin report` of a copy of the two_faults store, once for the module: (the store's
+    bytes before, the copy, the CLI result, the output folder). The tests only read it."""
+    root = tmp_path_factory.mktemp("two_faults_report")
+    db = root / "copy.duckdb"
+    shutil.copy(investigated["two_faults"], db)
+    before = db.read_bytes()
+    return before, db, _report(db, root / "r"), root / "r"
+
+
+def test_two_faults_page_lists_the_labelled_incidents_and_embeds_every_png(two_faults_report):
+    _, _, res, out = two_faults_report
     assert res.exit_code == 0, res.output
-    page = Page((tmp_path / "r" / "report.html").read_text())
+    page = Page((out / "report.html").read_text())
     rows = page.tables["incidents"][1:]
     got = sorted((r[1], r[2]) for r in rows)
     want = sorted((f["kind"], f"{f['root_cause']['type']} {f['root_cause']['id']}") for f in _truth("two_faults"))
@@ -108,12 +119,12 @@ def test_two_faults_page_lists_the_labelled_incidents_and_embeds_every_png(inves
     assert [r[0] for r in rows] == ["1", "2"]
     assert page.tables["incidents"][0] == ["rank", "kind", "root cause", "start", "end", "score", "summary"]
     # busiest-window heatmap, then a heatmap and a timeline per incident, each also a PNG file
-    pngs = sorted(p.name for p in (tmp_path / "r").glob("*.png"))
+    pngs = sorted(p.name for p in out.glob("*.png"))
     assert pngs == ["heatmap-busiest.png", "incident-1-heatmap.png", "incident-1-timeline.png",
                     "incident-2-heatmap.png", "incident-2-timeline.png"]
     assert len(page.images) == len(pngs)
     embedded = sorted(base64.b64decode(i["src"].split(",", 1)[1]) for i in page.images)
-    assert embedded == sorted((tmp_path / "r" / n).read_bytes() for n in pngs)
+    assert embedded == sorted((out / n).read_bytes() for n in pngs)
     assert all(b.startswith(PNG) for b in embedded)
     assert page.external == []  # opens offline: nothing fetched, nothing run
     assert "no replay yet" not in res.output.lower()
@@ -240,11 +251,9 @@ def test_rerun_replaces_its_own_pngs_and_keeps_the_users_files(investigated, tmp
     assert len(Page((out / "report.html").read_text()).tables["incidents"]) == 3  # header + 2
 
 
-def test_report_does_not_change_the_store(investigated, tmp_path):
-    db = tmp_path / "copy.duckdb"
-    shutil.copy(investigated["two_faults"], db)
-    before = db.read_bytes()
-    assert _report(db, tmp_path / "r").exit_code == 0
+def test_report_does_not_change_the_store(two_faults_report):
+    before, db, res, _ = two_faults_report
+    assert res.exit_code == 0, res.output
     assert db.read_bytes() == before
 
 
@@ -366,10 +375,11 @@ def test_busiest_window_draws_one_heatmap_per_plane_with_its_host_links(two_plan
         "heatmap-busiest-plane-0.png", "heatmap-busiest-plane-1.png", "mine.png"]
 
 
-def test_incident_sections_show_evidence_and_impact_as_tables_and_why(investigated, tmp_path):
-    res = _report(investigated["two_faults"], tmp_path / "r")
+def test_incident_sections_show_evidence_and_impact_as_tables_and_why(investigated,
+                                                                      two_faults_report, tmp_path):
+    _, _, res, out = two_faults_report
     assert res.exit_code == 0, res.output
-    html = (tmp_path / "r" / "report.html").read_text()
+    html = (out / "report.html").read_text()
     page = Page(html)
     assert "<details>" not in html and "<pre>" not in html  # no raw JSON
     evidence = page.tables["evidence"]

@@ -6,6 +6,7 @@ import asyncio
 import csv
 import threading
 
+from textual.command import CommandList, CommandPalette
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Input, TextArea
 
@@ -27,6 +28,19 @@ async def until(pilot, ready, timeout: float = 20.0) -> None:
     while not ready():
         assert loop.time() < deadline, "timed out waiting for the screen"
         await pilot.pause(0.02)
+
+
+def palette_offers_first(app, text: str) -> bool:
+    """The command palette has searched what was typed (no search running) and highlights
+    `text` first: what Enter then runs (fixed pauses waited for this before)."""
+    if not isinstance(app.screen, CommandPalette):
+        return False
+    if any(w.group == CommandPalette._GATHER_COMMANDS_GROUP and not w.is_finished
+           for w in app.workers):
+        return False
+    hits = app.screen.query_one(CommandList)
+    return hits.highlighted == 0 and hits.option_count > 0 and \
+        str(hits.get_option_at_index(0).prompt).startswith(text)
 
 
 def column(table: DataTable, index: int) -> list[str]:
@@ -260,15 +274,15 @@ async def test_help_lists_every_action_and_palette_runs_them(store_copy):
             assert action.description in help_text, action
         await pilot.press("escape")
         await pilot.press("ctrl+p")
-        await pilot.pause(0.2)
+        await until(pilot, lambda: isinstance(app.screen, CommandPalette))
         await pilot.press(*"Events (Everywhere)")
-        await pilot.pause(0.5)
+        await until(pilot, lambda: palette_offers_first(app, "Events (Everywhere)"))
         await pilot.press("enter")
         await until(pilot, lambda: type(app.screen).__name__ == "EventsScreen")
         await pilot.press("ctrl+p")
-        await pilot.pause(0.2)
+        await until(pilot, lambda: isinstance(app.screen, CommandPalette))
         await pilot.press(*"open device spine-p0-03")
-        await pilot.pause(0.5)
+        await until(pilot, lambda: palette_offers_first(app, "open device spine-p0-03"))
         await pilot.press("enter")
         await until(pilot, lambda: type(app.screen).__name__ == "EntityScreen" and app.screen.loaded)
         assert (app.screen.kind, app.screen.ident) == ("device", "spine-p0-03")

@@ -306,8 +306,11 @@ def test_refilling_after_departures_equals_a_full_recompute(monkeypatch, fabric6
 
     f = fabric64
     rng = np.random.default_rng(11)
-    fl = Flows(rng.integers(0, 64, 300), rng.integers(0, 64, 300), rng.uniform(1e5, 5e6, 300),
-               np.zeros(300))
+    # 120 flows: 119-120 departures; a refill that keeps the departed flow's peers or refills
+    # in the whole capacity differs from the full recompute here (checked), as it did at 300
+    n = 120
+    fl = Flows(rng.integers(0, 64, n), rng.integers(0, 64, n), rng.uniform(1e5, 5e6, n),
+               np.zeros(n))
     fast = simulate(FabricState(f, mode=["ecmp"], seed=4), fl, transport=transport)
     monkeypatch.setattr(engine, "_after_departures",
                         lambda inc, cap, active, rates, departed, coupled=None, hol=None:
