@@ -1,0 +1,71 @@
+"""What `fabtwin investigate` of a small bundle pays for besides the diagnosis (issue 17's first
+speed target): the modules it imports, the threads it starts. Figures: benchmarks/diagnosis_speed.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+
+from collectors.store.writer import one_thread_if
+
+REPO = Path(__file__).resolve().parent.parent
+
+# imported by a whole investigate run, this would be a cost the diagnosis never uses
+NOT_ON_THE_PATH = ("textual", "networkx", "twin.engine", "twin.telemetry", "twin.nscc",
+                   "fabtwin.tui")
+
+_PROBE = """
+import json, os, sys
+sys.argv = ["fabtwin", "investigate", "-q", sys.argv[1], "--db", sys.argv[2], "--json"]
+from fabtwin.cli import main
+try:
+    main()
+except SystemExit:
+    pass
+print(json.dumps({"modules": sorted(sys.modules),
+                  "openblas": os.environ.get("OPENBLAS_NUM_THREADS")}), file=sys.stderr)
+"""
+
+
+def _probe(tmp_path: Path, **env: str) -> dict:
+    """An investigate of sample_traces/two_faults from nothing in a fresh process: the modules
+    it imported by its end and the OpenBLAS threads it ran with."""
+    environ = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    out = subprocess.run([sys.executable, "-c", _PROBE, str(REPO / "sample_traces" / "two_faults"),
+                          str(tmp_path / "s.duckdb")], capture_output=True, text=True, check=True,
+                         env={**environ, "PYTHONPATH": str(REPO), **env}, cwd=tmp_path)
+    return json.loads(out.stderr.strip().splitlines()[-1])
+
+
+def test_investigate_imports_no_tui_graph_or_simulator(tmp_path: Path) -> None:
+    probe = _probe(tmp_path)
+    loaded = [m for m in probe["modules"]
+              if any(m == n or m.startswith(n + ".") for n in NOT_ON_THE_PATH)]
+    assert loaded == []
+    assert "replay.investigate" in probe["modules"]  # the probe did run the command
+    # one OpenBLAS thread unless the user chose: set before numpy's import, which reads it
+    assert probe["openblas"] == "1"
+
+
+def test_users_openblas_threads_kept(tmp_path: Path) -> None:
+    assert _probe(tmp_path, OPENBLAS_NUM_THREADS="3")["openblas"] == "3"
+
+
+def test_one_thread_if_small_then_restored() -> None:
+    con = duckdb.connect()
+    con.execute("SET threads = 2")
+
+    def threads() -> int:
+        return con.execute("SELECT current_setting('threads')").fetchone()[0]
+
+    with one_thread_if(con, True):
+        assert threads() == 1
+    assert threads() == 2
+    with one_thread_if(con, False):
+        assert threads() == 2
+    assert threads() == 2
