@@ -17,7 +17,8 @@ REPO = Path(__file__).resolve().parent.parent
 
 # imported by a whole investigate run, this would be a cost the diagnosis never uses
 NOT_ON_THE_PATH = ("textual", "networkx", "twin.engine", "twin.telemetry", "twin.nscc",
-                   "fabtwin.tui")
+                   "fabtwin.tui", "unittest", "charset_normalizer", "numpy.f2py.f2py2e",
+                   "numpy.testing._private")
 
 _PROBE = """
 import json, os, sys
@@ -69,3 +70,14 @@ def test_one_thread_if_small_then_restored() -> None:
     with one_thread_if(con, False):
         assert threads() == 2
     assert threads() == 2
+
+
+def test_deferred_numpy_tools_load_when_used() -> None:
+    code = ("import fabtwin.commands.diagnose, sys, numpy, scipy.sparse\n"
+            "assert 'unittest' not in sys.modules\n"
+            "numpy.testing.assert_equal([1, 2], [1, 2])\n"
+            "from numpy.f2py import crackfortran\n"
+            "print(type(numpy.testing).__name__, 'unittest' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert out.stdout.split() == ["module", "True"]
