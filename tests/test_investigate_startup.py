@@ -20,16 +20,15 @@ NOT_ON_THE_PATH = ("textual", "networkx", "twin.engine", "twin.telemetry", "twin
                    "fabtwin.tui", "unittest", "charset_normalizer", "numpy.f2py.f2py2e",
                    "numpy.testing._private")
 
+# the command ends the process itself (fabtwin.cli.exit_now): what it imported is written by an
+# atexit handler, which must still run
 _PROBE = """
-import json, os, sys
+import atexit, json, os, sys
 sys.argv = ["fabtwin", "investigate", "-q", sys.argv[1], "--db", sys.argv[2], "--json"]
+atexit.register(lambda: print(json.dumps({"modules": sorted(sys.modules),
+                "openblas": os.environ.get("OPENBLAS_NUM_THREADS")}), file=sys.stderr))
 from fabtwin.cli import main
-try:
-    main()
-except SystemExit:
-    pass
-print(json.dumps({"modules": sorted(sys.modules),
-                  "openblas": os.environ.get("OPENBLAS_NUM_THREADS")}), file=sys.stderr)
+main()
 """
 
 
@@ -38,8 +37,11 @@ def _probe(tmp_path: Path, **env: str) -> dict:
     it imported by its end and the OpenBLAS threads it ran with."""
     environ = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
     out = subprocess.run([sys.executable, "-c", _PROBE, str(REPO / "sample_traces" / "two_faults"),
-                          str(tmp_path / "s.duckdb")], capture_output=True, text=True, check=True,
+                          str(tmp_path / "s.duckdb")], capture_output=True, text=True,
                          env={**environ, "PYTHONPATH": str(REPO), **env}, cwd=tmp_path)
+    assert out.returncode == 5, out.stderr  # incidents found
+    assert [(i["kind"], i["score"]) for i in json.loads(out.stdout)["incidents"]] == [
+        ("link_flap", 0.95), ("pfc_storm", 0.875)]
     return json.loads(out.stderr.strip().splitlines()[-1])
 
 
@@ -81,3 +83,23 @@ def test_deferred_numpy_tools_load_when_used() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": str(REPO)})
     assert out.stdout.split() == ["module", "True"]
+
+
+def test_fast_exit_leaves_a_checkpointed_store(tmp_path: Path) -> None:
+    """`fabtwin investigate` ends without the interpreter's teardown: its store is closed
+    (checkpointed, no WAL left) and its whole output written, with its exit code; a bundle that
+    is not there is still exit 2."""
+    db = tmp_path / "s.duckdb"
+    cmd = [sys.executable, "-m", "fabtwin.cli", "investigate", "-q",
+           str(REPO / "sample_traces" / "two_faults"), "--db", str(db)]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert out.returncode == 5
+    assert out.stdout.startswith(f"store    {db}") and "#2 pfc_storm" in out.stdout
+    assert out.stdout.endswith("\n")
+    assert not db.with_suffix(".duckdb.wal").exists()
+    assert duckdb.connect(str(db), read_only=True).execute(
+        "SELECT count(*) FROM incidents").fetchone()[0] == 2
+    out = subprocess.run([*cmd[:-3], str(tmp_path / "no-such-bundle"), "--db", str(db)],
+                         capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert out.returncode == 2 and out.stdout == ""
