@@ -23,12 +23,17 @@ reused afterwards), then investigate is timed `--repeat` times (a fresh process 
 present). Prints wall, CPU, peak RSS and the load average: the machine is shared. A bundle
 already written (its labels.json there) is reused, never written again (it took 105 minutes).
 
-Last measured (2026-12-01, 2 cores shared with 4 other sessions; CPU is user + system):
-- default mode, `--repeat 2`, the 8 gallery scenarios at 20 minutes, bytecode compiled: median
-  CPU ratio 3.8x, max 5.0x (link_degraded; two_faults 4.5x) at load 3.0-5.0 (20:14); 3.5x, max
-  3.9x at load 6.8-12.8 (20:02, a replay of the hour beside it); 3.8x, max 4.6x (load_imbalance)
-  at load 12.2 on the commit before this session. The ratio moves by 0.3x between runs of the
-  same code: the median is at the target, with no margin, and a bundle is over it in some runs.
+Last measured (2026-12-01, 2 cores shared with 6 other sessions; CPU is user + system):
+- default mode, `--repeat 2`, the 8 gallery scenarios at 20 minutes, bytecode compiled, each
+  bundle timed with the code before START17's cuts and then with them (22:52-22:57, load 5.8-6.8):
+  investigate CPU median 2.90 s -> 2.54 s (2.62-3.35 -> 2.19-2.91); ratio median 3.8x -> 3.0x,
+  max 5.3x -> 3.7x. Hand rules took 0.53-1.00 s of CPU in those runs (0.45-0.55 at load 8 an
+  hour before): the ratio moves by 0.5x and more with them, so a bundle can still be over 4x in
+  a run. The cuts: one OpenBLAS thread (its spinning thread), one DuckDB thread below 16 MB of
+  files / 1M samples, numpy.f2py/numpy.testing left lazy (scipy imported them), no twin.engine,
+  no interpreter teardown. Before them: median 3.8x, max 5.0x (link_degraded; two_faults 4.5x) at
+  load 3.0-5.0 (20:14); 3.5x, max 3.9x at load 6.8-12.8 (20:02); 3.8x, max 5.0x at load 12.5-15.4
+  (21:36).
 - `--hour`: the store written once by this script (ingest: wall 1,459 s, CPU 549.5 s, load 13.8);
   investigate with the store present, `--repeat 2`: wall 435.3 s / CPU 167.7 s (load 12.2-6.2)
   and 187.9 s / 160.3 s (load 6.2-4.2), peak RSS 5.53 GB; before this session's cuts wall
@@ -61,13 +66,14 @@ PACKAGES = ("collectors", "twin", "replay", "fabtwin")
 
 
 def timed(cmd: list[str], env: dict | None = None) -> tuple[float, float, int]:
-    """Wall seconds, CPU seconds (children: the command and its workers) and exit code. With
-    `env` (a checkout's) the command runs in the checkout's folder: `python -m` puts the working
-    directory first on the path, and the repository's own packages must not be found there."""
+    """Wall seconds, CPU seconds (children: the command and its workers) and exit code. The
+    command runs in the checkout's folder with `env` (a checkout's), else in this repository's:
+    `python -m` puts the working directory first on the path, so that is the code timed (run
+    from elsewhere, an editable install of another worktree was timed instead)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False,
-                        env=env, cwd=env["PYTHONPATH"] if env else None).returncode
+                        env=env, cwd=env["PYTHONPATH"] if env else REPO).returncode
     wall = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)

@@ -25,7 +25,7 @@ from collectors.settings import analysis_memory
 from collectors.store.ingest import ingest_bundle
 from collectors.store.lake import open_for_ingest
 from collectors.store.lakeread import is_lake
-from collectors.store.writer import duckdb_setting
+from collectors.store.writer import SMALL_STORE_SAMPLES, duckdb_setting, one_thread_if
 from replay.detectors import DETECTORS, Incident, _iso
 from replay.expected import ReplaySummary, replay
 from replay.explain import explain
@@ -186,11 +186,13 @@ def replay_and_diagnose(con: duckdb.DuckDBPyConnection, t_from: When = None,
     anything is written, when the window holds no telemetry: the stored diagnosis stays."""
     t_from, t_to = resolve_window(con, t_from, t_to, what)
     check_telemetry(con, t_from, t_to, what)
-    with views_once(con):
-        summary = replay(con, t_from, t_to, window_s, routing, **parallel)
-        compute_residuals(con)  # link_residuals, switch_residuals: the replay's windows
-        incidents = diagnose(con, t_from, t_to)
-    store_incidents(con, incidents)
+    small = con.execute("SELECT count(*) FROM samples").fetchone()[0] < SMALL_STORE_SAMPLES
+    with one_thread_if(con, small):
+        with views_once(con):
+            summary = replay(con, t_from, t_to, window_s, routing, **parallel)
+            compute_residuals(con)  # link_residuals, switch_residuals: the replay's windows
+            incidents = diagnose(con, t_from, t_to)
+        store_incidents(con, incidents)
     return summary, incidents
 
 

@@ -33,9 +33,9 @@ from datetime import datetime
 import duckdb
 import polars as pl
 
+from replay.counters import PAUSE_QUANTA_BITS
 from replay.hosts import HOSTS
 from replay.stored import Incident
-from twin.telemetry import PAUSE_QUANTA_BITS
 
 PAUSED = 0.02  # share of the full-pause rate above which a port counts as paused
 STORMING = 0.1  # ... kept up, unexplained: a storm (back-pressure is explained by its cause)

@@ -38,7 +38,13 @@ from collectors.store.pool import (
     Task,
     default_workers,
 )
-from collectors.store.writer import FileResult, Store, duckdb_setting
+from collectors.store.writer import (
+    SMALL_BUNDLE_BYTES,
+    FileResult,
+    Store,
+    duckdb_setting,
+    one_thread_if,
+)
 
 IGNORED_NAMES = {"manifest.json", "labels.json", "README.md", "README"}
 
@@ -304,7 +310,8 @@ def ingest_bundle(
     # collectors.settings says why 256MB
     limit = nullcontext() if store.memory_chosen or store.path == ":memory:" else \
         duckdb_setting(store.con, "memory_limit", duckdb_memory("ingest"))
-    with limit:
+    small = sum(path.stat().st_size for path, _, _ in new) < SMALL_BUNDLE_BYTES
+    with limit, one_thread_if(store.con, small):
         try:
             # the rest: sniffed (and hashed if need be) by the workers, or sniffed here
             rest = iter(pool.recognize(new))

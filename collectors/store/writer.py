@@ -14,7 +14,7 @@ import queue
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -568,6 +568,20 @@ def duckdb_setting(con: duckdb.DuckDBPyConnection, name: str, value: str) -> Ite
     finally:
         con.execute(f"SET {name} = ?", [str(before).lower() if isinstance(before, bool)
                                         else before])
+
+
+# Below these sizes a store's statements run on one DuckDB thread: on the 20-minute bundles
+# (about 90K samples in 1 MB of files) a second thread bought no wall time and cost CPU in
+# every investigate (a parallel scan of two row groups coordinates more than it computes);
+# results identical (investigate --json and ingest's tables compared on 9 bundles)
+SMALL_STORE_SAMPLES = 1_000_000
+SMALL_BUNDLE_BYTES = 16 << 20
+
+
+def one_thread_if(con: duckdb.DuckDBPyConnection, small: bool) -> AbstractContextManager:
+    """One DuckDB thread on `con` within the block when `small` (see SMALL_STORE_SAMPLES),
+    else the connection's threads as they are."""
+    return duckdb_setting(con, "threads", "1") if small else nullcontext()
 
 
 def _insert_rows(con: duckdb.DuckDBPyConnection, table: str, columns: list[str],

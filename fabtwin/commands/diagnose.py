@@ -28,6 +28,9 @@ from fabtwin.commands.common import (
     store_failure,
     window_options,
 )
+from fabtwin.startup import defer_numpy_tools
+
+defer_numpy_tools()  # before replay imports scipy (fabtwin.startup says why)
 
 
 def _diagnosis_failures() -> tuple[type[Exception], ...]:
