@@ -42,7 +42,7 @@ SPEED_RATIO = 0.9  # below this share of its peers' speed: speeds come in steps 
 FLAP_COUNTERS = ("carrier_transitions", "carrier_down_events", "link_down_events")
 
 
-def _ensure_residuals(con: duckdb.DuckDBPyConnection) -> None:
+def ensure_residuals(con: duckdb.DuckDBPyConnection) -> None:
     """Residuals of the latest replay, or computed now in temp tables (a read-only store, or one
     replayed before residuals existed)."""
     if not residuals_present(con) and replay_windows(con) is not None:
@@ -66,7 +66,7 @@ def _direction_rows(con: duckdb.DuckDBPyConnection, key: tuple[str, str], edge: 
 def find_silent_loss(con: duckdb.DuckDBPyConnection) -> list[Incident]:
     """link_degraded where a link direction loses packets that no error counter accounts for:
     a lasting deficit far above the bundle's noise floor for its sampling cadence."""
-    _ensure_residuals(con)
+    ensure_residuals(con)
     floors = noise_floors(con)
     if not floors:
         return []
