@@ -19,19 +19,22 @@ import duckdb
 from replay import roots
 from replay.hosts import HOSTS
 from replay.link_faults import (
+    Z_RUN,
     counter_flaps,
+    ensure_residuals,
     find_low_speed,
     find_silent_loss,
     flap_episodes,
     short_flaps,
 )
 from replay.outages import merge_outages
+from replay.residuals import noise_floors, residuals_present
 from replay.stored import Incident, rows_of
 from replay.stored import iso as _iso
 
 ERRORS_PER_S = 10.0  # FCS/symbol errors per second that count as a degraded link
 IMBALANCE_CV = 0.15  # coefficient of variation of a leaf's raw uplink loads
-RESIDUAL_CV = 0.04  # ... of its uplinks' observed/expected ratios (adaptive routing keeps ~1%)
+RESIDUAL_CV = 0.04  # ... of its uplinks' observed/expected ratios, where no residual measures noise
 
 
 
@@ -167,22 +170,28 @@ def find_load_imbalance(con: duckdb.DuckDBPyConnection) -> list[Incident]:
     """
     status = con.execute("SELECT status FROM replay_runs").fetchone()
     replayed = bool(status and status[0] == "ok")
-    rows = {r["device"]: r for r in rows_of(con, _IMBALANCE_FROM_REPLAY if replayed
-                                          else _IMBALANCE_FROM_RATES)}
+    floor = imbalance_floor(con) if replayed else IMBALANCE_CV
+    rows = {r["device"]: r for r in (rows_of(con, _IMBALANCE_FROM_REPLAY, {"floor": floor})
+                                     if replayed else rows_of(con, _IMBALANCE_FROM_RATES))}
     by_tier: dict[int, list[tuple[str, float]]] = {}
     for r in rows.values():
         by_tier.setdefault(r["tier"], []).append((r["device"], r["cv"]))
     for r in rows.values():  # what the switch's peers of its tier show, itself left out
         peers = sorted(cv for d, cv in by_tier[r["tier"]] if d != r["device"]) or [0.0]
         r["typical"] = float(peers[len(peers) // 2])
-    uneven = [r for r in rows.values() if r["share"] >= 0.5 and r["cv"] > max(
-        RESIDUAL_CV if r["basis"] == "observed/expected" else IMBALANCE_CV, 3 * r["typical"])]
-    below = _from_below(con, rows, uneven) if replayed else {}
+    uneven = [r for r in rows.values() if r["share"] >= 0.5 and r["cv"] > max(floor, 3 * r["typical"])]
+    below, starved = _from_below(con, rows, uneven) if replayed else ({}, {})
     out = []
     for r in uneven:
-        if r["device"] in below:
-            continue  # the hashing of a switch below it: that switch's evidence
+        if r["device"] in below or r["device"] in starved:
+            continue  # the hashing of a switch below it, or the uneven split of one above it
         out.append(_imbalance_incident(r, r))
+    for lo, up in starved.items():
+        inc = next(i for i in out if i.root_id == up)
+        inc.evidence.append({"device": lo, "role": f"uneven uplinks below {up}: its cable into "
+                             f"{up} carries what {up}'s own uneven split lets through, its other "
+                             "upper switches are even", "uplink_cv": round(rows[lo]["cv"], 4),
+                             "peer_median_cv": round(rows[lo]["typical"], 4)})
     by_root: dict[str, list[dict]] = {}
     for upper, root in below.items():
         by_root.setdefault(root, []).append(rows[upper])
@@ -196,6 +205,21 @@ def find_load_imbalance(con: duckdb.DuckDBPyConnection) -> list[Incident]:
                           "flows, hashed, reach them unevenly", "uplink_cv": round(u["cv"], 4),
                           "peer_median_cv": round(u["typical"], 4)} for u in uppers]
     return out
+
+
+def imbalance_floor(con: duckdb.DuckDBPyConnection) -> float:
+    """The spread of a switch's uplink ratios (observed / expected) that counter noise alone
+    gives, measured on the bundle: Z_RUN times one port's window noise (the conservation
+    residuals' robust sigma over sqrt(2): a deficit is the difference of two ends' reads).
+    Adaptive routing's own imperfection shows in the switch's tier peers (3 x their median);
+    RESIDUAL_CV where the bundle has no computable residual."""
+    if not residuals_present(con) and con.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'samples'").fetchone()[0]:
+        ensure_residuals(con)  # a read-only store, or one replayed before residuals existed
+    floors = noise_floors(con) if residuals_present(con) else {}
+    if None not in floors:
+        return RESIDUAL_CV
+    return Z_RUN * max(floors[None].sigma, 1e-9) / 2 ** 0.5
 
 
 def _imbalance_incident(r: dict, strongest: dict) -> Incident:
@@ -213,30 +237,43 @@ def _imbalance_incident(r: dict, strongest: dict) -> Incident:
 
 
 def _from_below(con: duckdb.DuckDBPyConnection, rows: dict[str, dict],
-                uneven: list[dict]) -> dict[str, str]:
-    """upper switch -> the switch below it whose hashing its uneven uplinks carry. A flow
-    hashed at a switch keeps its entropy: the switches above it see that switch's flows
-    unevenly (on few uplinks of its own the hash may even out; above, fewer flows share a
-    port). Such a switch below stands out among the uneven switch's other lower neighbours
-    and among its own tier (three times their median spread); a switch that hashes itself has
-    even switches below it."""
+                uneven: list[dict]) -> tuple[dict[str, str], dict[str, str]]:
+    """(upper switch -> the switch below it whose hashing its uneven uplinks carry, uneven
+    lower switch -> the switch above it whose own uneven split it is the victim of).
+
+    A flow hashed at a switch keeps its entropy: every switch above it carries that switch's
+    flows unevenly (on few uplinks of its own the hash may even out; above, fewer flows share
+    a port). Such a switch below stands out among the uneven switch's other lower neighbours
+    and among its own tier (three times their median spread), and the other switches it feeds
+    are uneven too. An uneven switch whose lower neighbour's other upper switches split
+    evenly splits unevenly by its own choice: it is the root, and that lower switch, if it
+    looks uneven (its cable into the root starved or overfed), is its victim."""
     pairs = con.execute("""
         SELECT DISTINCT e.device, p.device FROM expected_ports e
         JOIN (SELECT DISTINCT port_id, device FROM expected_ports) p ON p.port_id = e.peer_port
         WHERE e.uplink AND e.tier >= 1""").fetchall()
     lower: dict[str, list[str]] = {}
+    upper: dict[str, list[str]] = {}
     for lo, up in pairs:
         lower.setdefault(up, []).append(lo)
-    out = {}
+        upper.setdefault(lo, []).append(up)
+    names = {r["device"] for r in uneven}
+    below, victims = {}, {}
     for u in uneven:
         cand = [rows[d] for d in lower.get(u["device"], []) if d in rows]
         if not cand:
             continue
         best = max(cand, key=lambda r: r["cv"])
         rest = sorted(r["cv"] for r in cand if r is not best) or [0.0]
-        if best["cv"] > 3 * max(rest[len(rest) // 2], best["typical"]) and best["cv"] > 0:
-            out[u["device"]] = best["device"]
-    return out
+        stands_out = best["cv"] > 3 * max(rest[len(rest) // 2], best["typical"]) and best["cv"] > 0
+        # its hash reaches every switch it feeds: another of them uneven as well
+        shared = any(x in names for x in upper.get(best["device"], []) if x != u["device"])
+        if stands_out and shared:
+            below[u["device"]] = best["device"]
+        elif best["device"] in names and not shared:
+            victims[best["device"]] = u["device"]
+    # a switch is either a root's victim or a root, never both
+    return below, {lo: up for lo, up in victims.items() if up not in below and lo not in below}
 
 
 # per switch and replay window: the spread of observed / expected over its loaded uplinks. In a
@@ -264,9 +301,9 @@ _IMBALANCE_FROM_REPLAY_OF = """
         FROM up GROUP BY ALL HAVING count(*) >= 2
     )
     SELECT device, tier, min(window_start) AS start, max(window_end) AS "end", avg(cv) AS cv,
-           avg((cv > {RESIDUAL_CV})::INT) AS share, count(*) AS windows,
+           avg((cv > $floor)::INT) AS share, count(*) AS windows,
            'observed/expected' AS basis
-    FROM per_w WHERE cv IS NOT NULL GROUP BY device, tier""".replace("{RESIDUAL_CV}", str(RESIDUAL_CV))
+    FROM per_w WHERE cv IS NOT NULL GROUP BY device, tier"""
 _IMBALANCE_FROM_REPLAY = _IMBALANCE_FROM_REPLAY_OF.replace("{LEFT_OUT}", "")
 # the same with the ports of `$left_out` left out (replay.victims: a slow link's own cables)
 IMBALANCE_LEAVING_OUT = _IMBALANCE_FROM_REPLAY_OF.replace(

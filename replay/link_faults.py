@@ -37,11 +37,12 @@ from replay.stored import iso as _iso
 # bundle of thousands of rows raises nothing by chance.
 Z_RUN = 3.0
 Z_REAL = 8.0
+LASTING_WINDOWS = 3  # a deficit that lasts: at least this many computable windows ...
 SPEED_RATIO = 0.9  # below this share of its peers' speed: speeds come in steps of 2x or more
 FLAP_COUNTERS = ("carrier_transitions", "carrier_down_events", "link_down_events")
 
 
-def _ensure_residuals(con: duckdb.DuckDBPyConnection) -> None:
+def ensure_residuals(con: duckdb.DuckDBPyConnection) -> None:
     """Residuals of the latest replay, or computed now in temp tables (a read-only store, or one
     replayed before residuals existed)."""
     if not residuals_present(con) and replay_windows(con) is not None:
@@ -54,16 +55,18 @@ _COLUMNS = """window_start, window_end, link_id, tx_port, rx_port, sent_packets_
                sender_pause_per_s, status, {edge}"""
 
 
-def _direction_rows(con: duckdb.DuckDBPyConnection, key: tuple[str, str], edge: str) -> list[dict]:
-    """One link direction's residual rows in time order."""
-    return rows_of(con, f"""SELECT {_COLUMNS.format(edge=edge)} FROM link_residuals
+def _direction_rows(con: duckdb.DuckDBPyConnection, key: tuple[str, str], edge: str,
+                   share: float) -> list[dict]:
+    """One link direction's residual rows in time order, with its `timing_share`."""
+    rows = rows_of(con, f"""SELECT {_COLUMNS.format(edge=edge)} FROM link_residuals
                           WHERE link_id = ? AND tx_port = ? ORDER BY window_start""", list(key))
+    return [{**r, "timing_share": share} for r in rows]
 
 
 def find_silent_loss(con: duckdb.DuckDBPyConnection) -> list[Incident]:
     """link_degraded where a link direction loses packets that no error counter accounts for:
     a lasting deficit far above the bundle's noise floor for its sampling cadence."""
-    _ensure_residuals(con)
+    ensure_residuals(con)
     floors = noise_floors(con)
     if not floors:
         return []
@@ -74,9 +77,10 @@ def find_silent_loss(con: duckdb.DuckDBPyConnection) -> list[Incident]:
     # whole, in order): the rows of the 256-switch hour (1.4M) read into dicts and walked one by
     # one cost tens of seconds of CPU, and few of them come near a floor
     rows = rows_of(con, f"""
-        WITH suspect AS ({_SUSPECT_SQL})
-        SELECT {_COLUMNS.format(edge=edge)}
-        FROM link_residuals SEMI JOIN suspect USING (link_id, tx_port)
+        WITH {_SHARES_CTE}, suspect AS ({_SUSPECT_BODY})
+        SELECT {_COLUMNS.format(edge=edge)}, share AS timing_share
+        FROM link_residuals JOIN shares USING (link_id, tx_port)
+        SEMI JOIN suspect USING (link_id, tx_port)
         ORDER BY link_id, tx_port, window_start""", _suspect_params(floors))
     by_dir: dict[tuple[str, str], list[dict]] = {}
     for r in rows:
@@ -93,7 +97,6 @@ def find_silent_loss(con: duckdb.DuckDBPyConnection) -> list[Incident]:
     return list(found.values())
 
 
-LASTING_WINDOWS = 3  # a deficit that lasts: at least this many computable windows ...
 LASTING_SHARE = 2 / 3  # ... most of them short of what the sender sent
 
 
@@ -113,46 +116,53 @@ def _lasting(con: duckdb.DuckDBPyConnection, by_dir: dict[tuple[str, str], list[
 
     Per direction (its windows away from the edges of what both ends counted, `_inside`, of its
     commoner basis), u = (its summed deficit ratio - the bundle's median - what read timing can
-    move at the edges of its windows) * sqrt(windows) / the window noise: about a standard
-    normal, or below, on a healthy link. The other directions' u (their
+    move at the edges of its runs of adjacent windows) * windows / (the window noise x
+    sqrt(runs)): about a standard normal, or below, on a healthy link. Counters are cumulative:
+    a window's deficit is the difference of what its two boundaries' interpolated reads are off
+    by, so over adjacent windows the inner boundaries cancel and the summed deficit's noise is
+    a single window's (per run), not sqrt(windows) of them. The other directions' u (their
     median and MAD) are the floor: systematic offsets of healthy links (a NIC that counts what
     a switch does not, read timing) widen it, so only an outlier counts. One SQL aggregate per
     direction (a bundle of a million windows stays cheap); the rows only for the few found."""
     values = ", ".join(f"({'NULL' if c is None else int(c)}::INT, {f.median!r}, {f.sigma!r})"
                        for c, f in floors.items())
     cand = []
-    for link, tx, basis, n, sent, got, med, timing, sigma, short in con.execute(
-            _LASTING_SQL.format(floors=values, edge=edge)).fetchall():
+    for link, tx, basis, n, runs, sent, got, med, timing, moved, sigma, short, t_share in con.execute(
+            _LASTING_SQL.format(floors=values, edge=edge, shares=_SHARES_CTE),
+            {"median": floors[None].median}).fetchall():
         if n < LASTING_WINDOWS or not sent or sent <= 0:
             continue
         deficit = (sent - got) / sent
-        # read timing moves counts between adjacent windows, and over the direction's windows
-        # those moves cancel but at their edges: twice its largest window's share, at most
-        timing = 2 * timing / sent
-        u = (deficit - med - timing) * math.sqrt(n) / sigma
-        cand.append(((link, tx), basis, n, u, short, (deficit, med + timing, sigma)))
+        # read timing moves counts between adjacent windows, and over a run of them those
+        # moves cancel but at its edges: twice its largest window's share per run, and never
+        # more than all its windows' together; of the offset the cable's ends are measured at
+        timing = t_share * min(moved, 2 * runs * timing) / sent
+        scale = n / math.sqrt(runs)
+        u = (deficit - med - timing) * scale / sigma
+        cand.append(((link, tx), basis, n, u, short, (deficit, med + timing, sigma / scale),
+                     t_share))
     if len(cand) < 2 * LASTING_WINDOWS:
         return
     us = sorted(c[3] for c in cand)
     centre = us[len(us) // 2]
     spread = max(1.0, sorted(abs(u - centre) for u in us)[len(us) // 2] * MAD_TO_SIGMA)
-    for key, basis, n, u, share, (deficit, base, sigma) in cand:
+    for key, basis, _n, u, share, (deficit, base, noise), t_share in cand:
         z = (u - centre) / spread
         if z >= Z_REAL and share >= LASTING_SHARE:
             # a lasting loss has no window above Z_RUN: its rows were not read with the suspects'
-            series = by_dir[key] if key in by_dir else _direction_rows(con, key, edge)
+            series = by_dir[key] if key in by_dir else _direction_rows(con, key, edge, t_share)
             good = [r["status"] in ("ok", "idle") for r in series]
             rows = [r for k, r in enumerate(series) if r["status"] == "ok" and r["basis"] == basis
                     and r["deficit_ratio"] is not None and _inside(series, k, good)]
             # the deficit ratio a direction of this many windows had to reach
-            floor = base + (centre + Z_REAL * spread) * sigma / math.sqrt(n)
+            floor = base + (centre + Z_REAL * spread) * noise
             yield key, rows, z, (deficit, floor)
 
 
 _LASTING_SQL = """
-    WITH f(cadence, med, sig) AS (VALUES {floors}),
+    WITH f(cadence, med, sig) AS (VALUES {floors}), {shares},
     r AS (
-        SELECT link_id, tx_port, status, basis, deficit_ratio, sample_s, granularity,
+        SELECT link_id, tx_port, window_start, status, basis, deficit_ratio, sample_s, granularity,
                coalesce(CASE basis WHEN 'packets' THEN sent_packets_per_s
                         ELSE sent_bytes_per_s END, 0) AS sent,
                coalesce(CASE basis WHEN 'packets' THEN received_packets_per_s
@@ -164,40 +174,75 @@ _LASTING_SQL = """
                coalesce({edge}, 0) >= coalesce(sample_s, 'infinity'::DOUBLE) AS edge_in,
                round(log2(greatest(coalesce(sample_s, 1e-3), 1e-3)))::INT AS cadence
         FROM link_residuals WINDOW w AS (PARTITION BY link_id, tx_port ORDER BY window_start)
+    ), q AS (
+        SELECT *, status = 'ok' AND deficit_ratio IS NOT NULL AND (between_good OR edge_in) AS kept
+        FROM r
+    ), o AS (  -- `opens`: a kept window whose predecessor is not kept, or of another basis
+        SELECT *, coalesce(lag(CASE WHEN kept THEN basis END) OVER w, '') <> basis AS opens
+        FROM q WINDOW w AS (PARTITION BY link_id, tx_port ORDER BY window_start)
     ), k AS (
-        SELECT r.*, coalesce(f.med, g.med) AS med,
+        SELECT o.*, coalesce(f.med, g.med) AS med,
                greatest(coalesce(f.sig, g.sig), coalesce(granularity, 0), 1e-9) AS sigma
-        FROM r LEFT JOIN f USING (cadence) CROSS JOIN (SELECT med, sig FROM f WHERE cadence IS NULL) g
-        WHERE status = 'ok' AND deficit_ratio IS NOT NULL AND (between_good OR edge_in)
+        FROM o LEFT JOIN f USING (cadence) CROSS JOIN (SELECT med, sig FROM f WHERE cadence IS NULL) g
+        WHERE kept
     ), d AS (
-        SELECT link_id, tx_port, basis, count(*) AS n, sum(sent) AS sent, sum(got) AS got,
-               avg(med) AS med, max(step * sent) AS timing, max(sigma) AS sigma,
+        SELECT link_id, tx_port, basis, count(*) AS n, sum(opens::INT) AS runs, sum(sent) AS sent,
+               sum(got) AS got, avg(med) AS med, max(step * sent) AS timing,
+               sum(step * sent) AS moved, max(sigma) AS sigma,
                avg((deficit_ratio > med)::INT) AS short
         FROM k GROUP BY ALL
     )
     SELECT link_id, tx_port, arg_max(basis, n) AS basis, arg_max(n, n) AS n,
-           arg_max(sent, n) AS sent, arg_max(got, n) AS got, arg_max(med, n) AS med,
-           arg_max(timing, n) AS timing, arg_max(sigma, n) AS sigma, arg_max(short, n) AS short
-    FROM d GROUP BY ALL"""
+           arg_max(runs, n) AS runs, arg_max(sent, n) AS sent, arg_max(got, n) AS got,
+           arg_max(med, n) AS med, arg_max(timing, n) AS timing, arg_max(moved, n) AS moved,
+           arg_max(sigma, n) AS sigma, arg_max(short, n) AS short, any_value(s.share) AS share
+    FROM d JOIN shares s USING (link_id, tx_port) GROUP BY link_id, tx_port"""
+
+# A window's relative deficit that a step in traffic alone can show if the two ends were read a
+# whole sample interval apart (`_step_bound`), per residual row of link_residuals
+_STEP = """coalesce(rate_change, 1.0)
+           * coalesce(nullif(sample_s, 0), epoch_us(window_end - window_start) / 1e6)
+           / greatest(epoch_us(window_end - window_start) / 1e6, 1e-9)"""
+
+# Per link direction, the share of that whole-interval offset its ends' reads are measured to be
+# apart (`timing_share`, at most 1): both directions of a cable are read by the same two clocks,
+# so an offset moves the counts of each by its own rate's change, and the other direction's
+# deficits (beyond the bundle's median: no loss assumed there) over its own steps bound it:
+# sqrt(sum of squared deficits / sum of squared step bounds). Noise and a loss the other way
+# only raise it (a miss, never a false loss); 1 where it cannot be measured (no computable
+# window the other way, fewer than LASTING_WINDOWS, or a rate that never changed).
+_SHARES_CTE = f"""shares AS (
+    WITH t AS (
+        SELECT link_id, tx_port, count(*) AS n, sum((deficit_ratio - $median) ** 2) AS d2,
+               sum(({_STEP}) ** 2) AS s2
+        FROM link_residuals
+        WHERE status = 'ok' AND deficit_ratio IS NOT NULL AND rate_change IS NOT NULL
+        GROUP BY ALL)
+    SELECT d.link_id, d.tx_port, CASE WHEN t.n >= {LASTING_WINDOWS} AND t.s2 > 0
+                                      THEN least(1.0, sqrt(t.d2 / t.s2)) ELSE 1.0 END AS share
+    FROM (SELECT DISTINCT link_id, tx_port FROM link_residuals) d
+    LEFT JOIN t ON t.link_id = d.link_id AND t.tx_port <> d.tx_port)"""
 
 # The directions `_runs` can find a run in: a window whose z (`_z`) could exceed Z_RUN, bounded
 # from above so that no such direction is left out: the smallest median and sigma of any of the
 # bundle's floors (whichever cadence the row's is), the pause rule and the edge rule left out,
 # NaN kept (DuckDB orders it above every number), and a margin for the rounding of the window's
-# length. It must stay a superset of the windows `_z` scores above Z_RUN.
-_SUSPECT_SQL = """
-    SELECT DISTINCT link_id, tx_port FROM link_residuals
+# length. It must stay a superset of the windows `_z` scores above Z_RUN (rows carrying the
+# direction's `timing_share`, as find_silent_loss reads them).
+_SUSPECT_BODY = f"""
+    SELECT DISTINCT link_id, tx_port FROM link_residuals JOIN shares USING (link_id, tx_port)
     WHERE status = 'ok' AND deficit_ratio IS NOT NULL
-      AND (deficit_ratio - ? - coalesce(rate_change, 1.0)
-           * coalesce(nullif(sample_s, 0), epoch_us(window_end - window_start) / 1e6)
-           / greatest(epoch_us(window_end - window_start) / 1e6, 1e-9))
-          / greatest(?, coalesce(granularity, 0.0), 1e-9) > ?"""
+      AND (deficit_ratio - $least_median - share * {_STEP})
+          / greatest($least_sigma, coalesce(granularity, 0.0), 1e-9) > $z"""
+_SUSPECT_SQL = f"WITH {_SHARES_CTE} {_SUSPECT_BODY}"
 
 
-def _suspect_params(floors: dict[int | None, NoiseFloor]) -> list[float]:
-    """`_SUSPECT_SQL`'s bounds: the least median and sigma of the floors, Z_RUN less a margin."""
-    return [min(f.median for f in floors.values()), min(f.sigma for f in floors.values()),
-            Z_RUN - 1e-6]
+def _suspect_params(floors: dict[int | None, NoiseFloor]) -> dict[str, float]:
+    """`_SUSPECT_SQL`'s bounds: the least median and sigma of the floors, Z_RUN less a margin;
+    and the bundle's median, which `timing_share` measures deficits from."""
+    return {"least_median": min(f.median for f in floors.values()),
+            "least_sigma": min(f.sigma for f in floors.values()), "z": Z_RUN - 1e-6,
+            "median": floors[None].median}
 
 
 def _floor_of(r: dict, floors: dict[int | None, NoiseFloor]) -> NoiseFloor:
@@ -227,10 +272,13 @@ def _step_bound(r: dict) -> float:
     """The relative deficit a step in traffic alone can show in this window: counters of the
     two ends may be stamped up to a sample interval apart (clock skew, an exporter serving a
     cached value), and over a window that offset times the rate's change is counted at one end
-    and not yet at the other."""
+    and not yet at the other; the row's `timing_share` of that interval where the cable's
+    other direction measures it."""
     window_s = (r["window_end"] - r["window_start"]).total_seconds()
     change = r["rate_change"] if r["rate_change"] is not None else 1.0  # unknown: no trust
-    return change * (r["sample_s"] or window_s) / max(window_s, 1e-9)
+    # how far apart the two ends' reads are measured to be (`_SHARES_CTE`), else a whole interval
+    share = r.get("timing_share", 1.0)
+    return share * change * (r["sample_s"] or window_s) / max(window_s, 1e-9)
 
 
 def _runs(series: list[dict], floors: dict[int | None, NoiseFloor]):

@@ -8,7 +8,10 @@ the detectors, each reading one symptom, report it as a rival root.
   piles flows on run full and mark ECN, and so do the ports of the switches above it that those
   flows converge on (`congestion`);
 - a link down or flapping: its traffic moves to its devices' other cables, which may run full
-  and mark ECN from the outage on (`congestion`).
+  and mark ECN from the outage on (`congestion`);
+- a congestion: the switch above the overloaded one, paused, fills its buffers and may drop
+  what arrives from further up, counted nowhere, for as long as the overload lasts (a silent
+  loss, `link_degraded`, into that switch or the congested one).
 
 A victim becomes evidence (a `victim` row) and impact (`victim_incidents`) of its root and
 leaves the ranking; a candidate the root does not explain (its other uplinks uneven too, its
@@ -21,7 +24,7 @@ from datetime import timedelta
 
 import duckdb
 
-from replay.detectors import IMBALANCE_LEAVING_OUT, RESIDUAL_CV
+from replay.detectors import IMBALANCE_LEAVING_OUT, imbalance_floor
 from replay.stored import Incident, rows_of
 
 # an outage's victims start with it: a sample interval and a clock skew of a few seconds early
@@ -35,7 +38,8 @@ def fold_victims(con: duckdb.DuckDBPyConnection, incidents: list[Incident]) -> l
     ends = _ports(con)
     folded: dict[int, Incident] = {}
     for victim, root in [*_slow_link_victims(con, incidents, ends),
-                         *_imbalance_victims(incidents, ends), *_outage_victims(incidents, ends)]:
+                         *_imbalance_victims(incidents, ends), *_outage_victims(incidents, ends),
+                         *_congestion_victims(incidents, ends)]:
         if id(victim) in folded or id(root) in folded or victim is root:
             continue
         folded[id(victim)] = root
@@ -78,13 +82,14 @@ def _slow_link_victims(con: duckdb.DuckDBPyConnection, incidents: list[Incident]
         upper = [ends[p][0] for p in ports if p in ends and not ends[p][2]]
         into = [p for p, (dev, peer, up) in ends.items()
                 if up and (p in ports or peer in upper)]
+        floor = imbalance_floor(con)
         spread = {r["device"]: r for r in rows_of(con, IMBALANCE_LEAVING_OUT,
-                                                  {"left_out": into or [""]})}
+                                                  {"left_out": into or [""], "floor": floor})}
         for inc in uneven:
             if not any(ends[p][0] == inc.root_id for p in into):
                 continue
             r = spread.get(inc.root_id)
-            if r is None or r["share"] < 0.5 or r["cv"] <= RESIDUAL_CV:
+            if r is None or r["share"] < 0.5 or r["cv"] <= floor:
                 yield inc, root
 
 
@@ -114,4 +119,27 @@ def _outage_victims(incidents: list[Incident], ends: dict):
                 continue
             dev, peer, _ = ends[inc.root_id]
             if _overlap(inc, root) and (dev in devices or peer in devices):
+                yield inc, root
+
+
+def _congestion_victims(incidents: list[Incident], ends: dict):
+    """(silent loss, congestion) pairs: a deficit with no error counter (`find_silent_loss`'s
+    evidence names its direction) into the congested port's switch or a switch cabled to it,
+    starting with the congestion and over by its end (BEFORE_OUTAGE and one of the loss's
+    windows of slack): drops at the buffers the overload fills. A loss outlasting the
+    congestion, or starting well into it, is a fault of its own."""
+    for root in (i for i in incidents if i.kind == "congestion" and i.root_id in ends):
+        hot = ends[root.root_id][0]
+        near = {hot} | {peer for dev, peer, _ in ends.values() if dev == hot}
+        for inc in incidents:
+            head = inc.evidence[0] if inc.evidence else {}
+            if inc.kind != "link_degraded" or "direction" not in head or not head.get("windows"):
+                continue
+            rx = head["direction"].split(" -> ")[-1]
+            if rx not in ends or ends[rx][0] not in near or None in (inc.start, inc.end, root.start):
+                continue
+            window = (inc.end - inc.start) / head["windows"]
+            # from the overload's onset (the buffers fill within milliseconds of it) to its end
+            if (root.start - BEFORE_OUTAGE - window <= inc.start <= root.start + window
+                    and (root.end is None or inc.end <= root.end + window)):
                 yield inc, root

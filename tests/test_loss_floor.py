@@ -42,11 +42,17 @@ def _cables() -> list[tuple[str, str, str, str]]:
     return [("leaf-p0-01", f"swp{i}", "spine-p0-01", f"swp{i}") for i in range(1, 9)] + [RAMPED]
 
 
-def _sent(t: np.ndarray, cable: tuple) -> np.ndarray:
+def _sent(t: np.ndarray, cable: tuple, wobble: float = 0.0) -> np.ndarray:
     """Packets sent on `cable` (each way) from 0 to true time t: steady, or (the ramped one)
-    nothing before 0, then up to its rate linearly over 30 s, then held."""
+    nothing before 0, then up to its rate linearly over 30 s, then held; with `wobble`, the
+    ramped one instead steps every 150 s (in phase with no window) to a rate between
+    (1 - wobble) and 1 of RAMP, as a training job's phases do."""
     if cable != RAMPED:
         return STEADY * t
+    if wobble:
+        edges = np.arange(-600.0, 3600.0, 150.0)
+        levels = RAMP * (1 - wobble * np.random.default_rng(3).random(len(edges)))
+        return np.interp(t, edges, np.r_[0.0, np.cumsum(levels[:-1] * 150.0)])
     t = np.maximum(t, 0.0)
     ramp = np.minimum(t, 30.0)
     return RAMP * (ramp ** 2 / 60.0 + np.maximum(t - 30.0, 0.0))
@@ -54,15 +60,16 @@ def _sent(t: np.ndarray, cable: tuple) -> np.ndarray:
 
 def _write(bundle: Path, loss: float, lossy: tuple[float, float] = (180.0, 480.0),
            scraped: float = SPAN, seed: int = 7, stamp_jitter: float = 0.0,
-           span: int = SPAN) -> None:
+           span: int = SPAN, step: int = STEP, wobble: float = 0.0) -> None:
     """The bundle; `loss`: the share of what the leaf sends on the ramped cable that
     spine-p0-02 never counts, over the true seconds `lossy` (no error counter moves);
     `scraped`: the last true second at which spine-p0-02 was scraped; `stamp_jitter`: each
     read is stamped up to that many seconds off the instant its counters were read (an
-    exporter that stamps the poll, not the read); `span`: seconds of the bundle."""
+    exporter that stamps the poll, not the read); `span`: seconds of the bundle; `step`: every
+    device's sample interval; `wobble`: the ramped cable's rate steps (`_sent`)."""
     rng = np.random.default_rng(seed)
-    n = span // STEP
-    reads = {d: FIRST[d] + np.arange(n) * STEP + np.r_[0.0, rng.uniform(-0.2, 0.2, n - 1)]
+    n = span // step
+    reads = {d: FIRST[d] + np.arange(n) * step + np.r_[0.0, rng.uniform(-0.2, 0.2, n - 1)]
              for d in SKEW}
     off = {d: rng.uniform(-stamp_jitter, stamp_jitter, n) for d in SKEW}
     ports: dict[str, dict[str, dict[str, np.ndarray]]] = {d: {} for d in SKEW}
@@ -70,10 +77,11 @@ def _write(bundle: Path, loss: float, lossy: tuple[float, float] = (180.0, 480.0
         da, ia, db, ib = cable
         for dev, ifn in ((da, ia), (db, ib)):
             t = reads[dev]
-            sent = _sent(t, cable)
-            got = _sent(t, cable)
+            sent = _sent(t, cable, wobble)
+            got = _sent(t, cable, wobble)
             if loss and cable == RAMPED and dev == db:  # what the leaf sent that the spine counts
-                lost = _sent(np.clip(t, *lossy), cable) - _sent(np.full_like(t, lossy[0]), cable)
+                lost = (_sent(np.clip(t, *lossy), cable, wobble)
+                        - _sent(np.full_like(t, lossy[0]), cable, wobble))
                 got = got - loss * lost
             base = float(rng.integers(10**9, 10**12))
             c = ports[dev].setdefault(ifn, {})
@@ -118,10 +126,11 @@ def _write(bundle: Path, loss: float, lossy: tuple[float, float] = (180.0, 480.0
 
 
 def _diagnosed(tmp_path: Path, loss: float, lossy: tuple[float, float] = (180.0, 480.0),
-               scraped: float = SPAN, stamp_jitter: float = 0.0, span: int = SPAN
-               ) -> tuple[list, duckdb.DuckDBPyConnection]:
+               scraped: float = SPAN, stamp_jitter: float = 0.0, span: int = SPAN,
+               step: int = STEP, wobble: float = 0.0) -> tuple[list, duckdb.DuckDBPyConnection]:
     bundle, db = tmp_path / "b", tmp_path / "s.duckdb"
-    _write(bundle, loss, lossy, scraped, stamp_jitter=stamp_jitter, span=span)
+    _write(bundle, loss, lossy, scraped, stamp_jitter=stamp_jitter, span=span, step=step,
+           wobble=wobble)
     ingest_alone(bundle, db)
     con = duckdb.connect(str(db))
     with views_once(con):
@@ -192,6 +201,45 @@ def test_the_same_stamp_noise_without_loss_is_no_incident(tmp_path):
     found, con = _diagnosed(tmp_path, 0.0, (0.0, 1200.0), scraped=1200.0, stamp_jitter=0.5,
                             span=1200)
     assert _window_sigma(con) > 0.004 and found == []
+
+
+def _step_bound_share(con: duckdb.DuckDBPyConnection, tx_port: str) -> float:
+    """The ramped cable's median window, in the direction from `tx_port`: its deficit beyond
+    the bundle's median, as a share of what a whole sample interval's read offset times the
+    rate's change between the window's boundaries could show."""
+    return con.execute("""
+        SELECT median(abs(deficit_ratio) / (rate_change * sample_s
+                                           / epoch(window_end - window_start)))
+        FROM link_residuals WHERE link_id = ? AND tx_port = ? AND status = 'ok'""",
+                       [LINK, tx_port]).fetchone()[0]
+
+
+# 30 s reads (180 s windows, six of them whole in the loss), the ramped cable's rate stepping
+# by up to 30% between windows, spine-p0-02's clock 2.6 s ahead of the leaf's
+WOBBLY = {"lossy": (240.0, 1200.0), "scraped": 1200.0, "span": 1200, "step": 30, "wobble": 0.3}
+
+
+def test_a_loss_below_what_a_whole_interval_offset_could_hide_is_found(tmp_path):
+    """A 1.5% loss while the rate steps from window to window: were the two ends read a whole
+    sample interval apart, a window's steps could show more than that (writer3's w3_012 of seed
+    300, missed so). The cable's reverse direction, read by the same two clocks, shows the
+    offset is a tenth of that; measured so, the loss stands out."""
+    found, con = _diagnosed(tmp_path, 0.015, stamp_jitter=0.2, **WOBBLY)
+    big = con.execute("""SELECT count(*) FROM link_residuals WHERE link_id = ? AND status = 'ok'
+                         AND rate_change * sample_s / epoch(window_end - window_start) > 0.015
+                         AND tx_port = 'leaf-p0-01:swp9'""", [LINK]).fetchone()[0]
+    assert big >= 2  # windows whose whole-interval bound alone exceeds the loss
+    assert _step_bound_share(con, "spine-p0-02:swp1") < 0.3  # the reverse: the offset is small
+    assert [(i.kind, i.root_id) for i in found] == [("link_degraded", LINK)]
+    head = found[0].evidence[0]
+    assert head["direction"] == "leaf-p0-01:swp9 -> spine-p0-02:swp1"
+    assert 1.2 < head["mean_deficit_pct"] < 1.8
+
+
+def test_the_same_steps_and_skew_without_loss_are_no_incident(tmp_path):
+    found, con = _diagnosed(tmp_path, 0.0, stamp_jitter=0.2, **WOBBLY)
+    assert _step_bound_share(con, "leaf-p0-01:swp9") > 0.03  # the steps do show, both ways
+    assert found == []
 
 
 @pytest.mark.parametrize(("ratio", "low", "high"), [(1.0, 0.3, 0.49), (1.2, 0.3, 0.5),

@@ -1,5 +1,6 @@
 """find_silent_loss reads only the link directions `_SUSPECT_SQL` names: that set must hold every
-direction with a window `_z` scores above Z_RUN, whatever the rows (else a loss goes unseen)."""
+direction with a window `_z` scores above Z_RUN, whatever the rows (else a loss goes unseen),
+each row carrying its direction's `timing_share` as find_silent_loss reads it."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from datetime import datetime, timedelta
 import duckdb
 import numpy as np
 
-from replay.link_faults import _SUSPECT_SQL, Z_RUN, _suspect_params, _z
+from replay.link_faults import _SHARES_CTE, _SUSPECT_SQL, Z_RUN, _suspect_params, _z
 from replay.residuals import NoiseFloor
 from replay.results import ensure_results
 
@@ -47,21 +48,28 @@ def test_suspects_hold_every_direction_z_scores_above_the_run_threshold() -> Non
     ensure_results(con)
     floors = {None: NoiseFloor(None, 1e-4, 2e-3, 500), 3: NoiseFloor(3, -2e-4, 1e-3, 400),
               4: NoiseFloor(4, 5e-4, 4e-3, 60)}
-    flagged, directions = set(), set()
-    for _ in range(4):
-        rows = _rows(rng, 400)
+    measured, rounds = set(), []
+    for n in (400, 200, 100, 60):  # fewer rows: fewer directions with a loud window
+        flagged, directions = set(), set()
+        rows = _rows(rng, n)
         con.execute("DELETE FROM link_residuals")
         con.executemany(f"INSERT INTO link_residuals ({', '.join(COLS)}) VALUES "
                         f"({', '.join('?' * len(COLS))})", [[r[c] for c in COLS] for r in rows])
         suspects = set(con.execute(_SUSPECT_SQL, _suspect_params(floors)).fetchall())
+        shares = {(link, tx): share for link, tx, share in con.execute(
+            f"WITH {_SHARES_CTE} SELECT * FROM shares", {"median": floors[None].median}).fetchall()}
+        measured.update(v for v in shares.values() if v < 1)
         for r in rows:
+            r["timing_share"] = shares[(r["link_id"], r["tx_port"])]
             directions.add((r["link_id"], r["tx_port"]))
             z = _z(r, floors)
             if z is not None and z > Z_RUN:
                 flagged.add((r["link_id"], r["tx_port"]))
                 assert (r["link_id"], r["tx_port"]) in suspects, r
+        rounds.append(bool(flagged) and len(flagged) < len(directions))
     # the rows reach both sides of the threshold, and the filter leaves quiet directions out
-    assert flagged and len(flagged) < len(directions)
+    assert any(rounds)
+    assert measured  # some directions' read offset was measured below a whole interval
     con.execute("DELETE FROM link_residuals")
     quiet = [{**r, "deficit_ratio": 0.0} for r in _rows(rng, 50)]
     con.executemany(f"INSERT INTO link_residuals ({', '.join(COLS)}) VALUES "

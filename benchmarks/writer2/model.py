@@ -181,8 +181,11 @@ def route(f: Fabric, run: Run, flows: list[tuple[int, int, int, np.ndarray]],
 
     A leaf in `ecmp_leaves` hashes each flow to one path (value 0) or, for a mild imbalance
     (value > 0), splits with weights of that spread; every other leaf splits near-equally over
-    the paths whose links are all up, weighted by link speed (adaptive routing). `loss` maps a
-    tx port to the fraction (per second) of its bytes its peer never counts (silent loss)."""
+    the paths whose links are all up, weighted by link speed (adaptive routing). A pod spine in
+    `ecmp_leaves` (value 0) hashes each flow it carries upward to one of its own uplinks: the
+    leaves below still split evenly over the spines, and the spine's share of the flow goes up
+    one uplink only. `loss` maps a tx port to the fraction (per second) of its bytes its peer
+    never counts (silent loss)."""
     alive_link = run.up & run.up[[p.peer for p in f.ports]]
     cap = f.speed[:, None] * GBPS
     for src, dst, p, rate in flows:
@@ -191,6 +194,7 @@ def route(f: Fabric, run: Run, flows: list[tuple[int, int, int, np.ndarray]],
             continue
         alive = np.array([alive_link[path].all(axis=0) for path in ps], float)  # (paths, T)
         w = np.array([min(f.speed[i] for i in path) for path in ps])[:, None] * alive
+        w = _spine_hash(f, ps, w, ecmp_leaves, rng)
         leaf = f.ports[f.ports[ps[0][0]].peer].device
         if leaf in ecmp_leaves and len(ps) > 1:
             spread = ecmp_leaves[leaf]
@@ -215,6 +219,25 @@ def route(f: Fabric, run: Run, flows: list[tuple[int, int, int, np.ndarray]],
                 b = np.minimum(b, cap[tx])
                 run.inc["tx_bytes"][tx] += b
                 run.inc["rx_bytes"][f.ports[tx].peer] += b * (1 - loss.get(tx, 0.0))  # (T,) or 0
+
+
+def _spine_hash(f: Fabric, ps: list[list[int]], w: np.ndarray, ecmp: dict[str, float],
+                rng: np.random.Generator) -> np.ndarray:
+    """The weights of a flow's paths once each hashing pod spine on them (`route`) has picked
+    one of its uplinks for it: the paths through its other uplinks get nothing, those through
+    the picked one its whole share (as many times their weight as it has uplinks)."""
+    picked: dict[str, int] = {}
+    w = w.copy()
+    for k, path in enumerate(ps):
+        if len(path) < 6:  # within a pod: no spine uplink on the way
+            continue
+        spine = f.ports[path[2]].device
+        if spine not in ecmp or "-leaf-" in spine:
+            continue
+        ups = _out(f, spine, "spine_up")
+        h = picked.setdefault(spine, int(rng.integers(len(ups))))
+        w[k] *= len(ups) if path[2] == ups[h] else 0.0
+    return w
 
 
 def _mild_weights(leaf: str, n: int, spread: float) -> np.ndarray:

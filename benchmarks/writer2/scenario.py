@@ -21,6 +21,7 @@ HARD = {
     "short_flap": "link_flap",  # down for less than a sample: only carrier/link_down deltas
     "loud_victims": "congestion",  # the spine ports it pauses mark more ECN than the root
     "mild_imbalance": "load_imbalance",  # uplink weights with a CV of about 0.2, not a hash
+    "upper_imbalance": "load_imbalance",  # a pod spine of a 3-tier fabric hashes, not a leaf
 }
 T = 300  # seconds per bundle
 VENDOR_MIXES = (["cumulus"], ["sonic"], ["eos"], ["cumulus", "sonic"], ["cumulus", "sonic", "eos"])
@@ -56,6 +57,8 @@ def draw(seed: int, case: str, small: bool = False) -> Scenario:
     rng = np.random.default_rng(seed)
     planes = 2 if small else int(rng.choice([1, 2, 2, 4]))
     tiers = 2 if small else int(rng.choice([2, 2, 3]))
+    if "upper_imbalance" in case:  # only a 3-tier fabric has switches with uplinks above leaves
+        tiers = 3
     if small:
         n_hosts, hpl, spines = 16, 8, 2
     elif tiers == 3:
@@ -100,15 +103,17 @@ def draw(seed: int, case: str, small: bool = False) -> Scenario:
             used.add(f.hosts[h])
             used.add(f.ports[f.ports[f.by_dev[f.hosts[h]][p]].peer].device)
             flow_mods.append((kind, hard, h, p, rng.integers(40, 170), rng.integers(40, 110)))
-        else:  # load_imbalance: a leaf with adaptive routing off, for the whole bundle
-            leaves = [d for d in f.switches if "-leaf-" in d and d not in used]
-            leaf = leaves[int(rng.integers(len(leaves)))]
-            used.add(leaf)
-            ecmp[leaf] = float(rng.uniform(0.14, 0.22)) if hard == "mild_imbalance" else 0.0
-            sc.faults.append({"kind": "load_imbalance", "root_cause": {"type": "device", "id": leaf},
+        else:  # load_imbalance: a leaf (or a pod spine) with adaptive routing off, all along
+            role = "spine_up" if hard == "upper_imbalance" else "leaf_up"
+            devs = [d for d in f.switches if d not in used
+                    and any(f.ports[i].role == role for i in f.by_dev[d])]
+            dev = devs[int(rng.integers(len(devs)))]
+            used.add(dev)
+            ecmp[dev] = float(rng.uniform(0.14, 0.22)) if hard == "mild_imbalance" else 0.0
+            sc.faults.append({"kind": "load_imbalance", "root_cause": {"type": "device", "id": dev},
                               "start": 0.0, "end": float(T), "hard_case": hard,
-                              "victims": [f.link_id(i) for i in f.by_dev[leaf]
-                                          if f.ports[i].role == "leaf_up"]})
+                              "victims": [f.link_id(i) for i in f.by_dev[dev]
+                                          if f.ports[i].role == role]})
 
     # 2. the job: a ring over the hosts in a shuffled order, 2 QPs per hop and plane
     order = rng.permutation(n_hosts)
