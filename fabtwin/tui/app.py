@@ -107,27 +107,37 @@ class FabtwinApp(App):
             with contextlib.suppress(duckdb.Error):  # the app quit meanwhile: store closed
                 self.data.warm_fabric()
 
-        # the fabric first: the imports beside it are short, the screens wait for neither
+        # the fabric first: the imports beside it are short, the screens wait for neither;
+        # the fabric's screen is built as soon as its module is in, before the others (a `2`
+        # pressed at the first paint found none built, and built it while the cells were)
         self.run_worker(warm_fabric, thread=True, group="warm-up-fabric", exit_on_error=False)
+        self.run_worker(lambda: importlib.import_module(room("fabric").module), thread=True,
+                        group="warm-up-fabric-screen")
         self.run_worker(warm, thread=True, group="warm-up")
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker.group == "warm-up" and event.worker.state == WorkerState.SUCCESS:
+        if event.worker.state != WorkerState.SUCCESS:
+            return
+        if event.worker.group == "warm-up-fabric-screen":
+            self._prebuild(["fabric"], last=False)
+        elif event.worker.group == "warm-up":
             self._prebuild([tab.scope for tab in TABS if tab.scope != START])
 
-    def _prebuild(self, modes: list[str]) -> None:
+    def _prebuild(self, modes: list[str], last: bool = True) -> None:
         """Build the screens of `modes`, one per tick, without showing them: each loads its
-        data as it mounts, so its first visit shows at once (gaps.build_mode)."""
+        data as it mounts, so its first visit shows at once (gaps.build_mode); the `last`
+        call also builds a drill-down screen and freezes what is alive."""
         if not self.is_running:  # quitting: a screen built now would race Textual's shutdown
             return
         while modes and self._built(modes[0]):
             modes.pop(0)
         if not modes or not build_mode(self, modes.pop(0)):
-            if not self._entity_screens:  # and a drill-down's, for the first one opened
-                build_screen(self, self._entity_screen())
-            gc.freeze()  # the screens are built: they live as long as the UI too
+            if last:
+                if not self._entity_screens:  # and a drill-down's, for the first one opened
+                    build_screen(self, self._entity_screen())
+                gc.freeze()  # the screens are built: they live as long as the UI too
             return
-        self.set_timer(0.05, lambda: self._prebuild(modes))
+        self.set_timer(0.05, lambda: self._prebuild(modes, last))
 
     def on_unmount(self) -> None:
         self.data.close()
