@@ -2,7 +2,7 @@
 (tmux, and Pilot).
 
     python benchmarks/tui_bench.py [--db bench_out/tui_bench/store.duckdb] [--runs 3]
-        [--read 1.0] [--part all|terminal|pilot]
+        [--read 1.0] [--part all|terminal|pilot|cold]
 
 Builds the store when it is missing (cached under bench_out/, gitignored): the 256-switch
 fabric of `scenarios/large/fabric256_1h.toml` (2 planes of 96 leaves x 32 spines, 3,072
@@ -27,6 +27,10 @@ and every run):
   its ends and their equal-cost peers); the SQL console's first page of all samples, 5
   Page Downs and each of 20 pages more read by scrolling to the end. Wall and CPU time (all threads): on a shared
   machine the CPU time says what the work costs.
+
+--part cold times a first-ever fabric visit instead (an empty XDG_CACHE_HOME per run, `2`
+--read seconds after the first paint; `--read 0`: at the first paint): from the key, the
+fabric's frame, a switch to Events and back while its cells are built, and the heatmap.
 
 Prints the figures against issue 21's targets (first paint <= 1.5 s, every switch and step
 <= 200 ms) and the load average; run by hand, never from the tests. The fabric's first visit
