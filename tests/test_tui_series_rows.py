@@ -117,8 +117,8 @@ def test_a_sample_that_is_not_finite_is_left_to_the_sql(tmp_path, monkeypatch):
                                              "tx_bytes", "if_out_octets", "", math.nan)])
     data = StoreData(db)
     try:
-        got = data.con.execute(series_rows.fetch_sql("device = 'sw1'", ["counter = 'tx_bytes'"])
-                               ).fetchnumpy()
+        got = data.con.execute(series_rows.fetch_sql("device = 'sw1'", ["counter = 'tx_bytes'"],
+                                                     by_port=True)).fetchnumpy()
         assert series_rows.compute(got, ["tx_bytes_per_s"], True) is None
         fast, slow = _both(data, monkeypatch, PORTS, ["tx_bytes_per_s"], None, None, True)
         assert fast and [r[:-1] for r in fast] == [r[:-1] for r in slow]

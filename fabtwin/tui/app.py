@@ -18,11 +18,12 @@ from textual.worker import Worker, WorkerState
 
 from fabtwin.tui.actions import ROOMS, START, TABS, Room, bindings, room
 from fabtwin.tui.data import StoreData
-from fabtwin.tui.gaps import build_mode, mark_styled
+from fabtwin.tui.gaps import build_mode, build_screen, mark_styled
 from fabtwin.tui.linegrid import LineGrid
 from fabtwin.tui.palette import ActionsProvider, EntitiesProvider
 
 ENTITY_KINDS = ("port", "link", "device", "host")  # what the drill-down screen draws
+ENTITY_SCREENS = 3  # drill-down screens kept built: a drill-down from a drill-down takes another
 
 
 def screen_class(r: Room) -> type[Screen]:
@@ -55,6 +56,7 @@ class FabtwinApp(App):
         for tab in TABS:
             self.add_mode(tab.scope, self._screen_factory(tab))
         self._mode_built = False  # switch_mode: is the target screen built already?
+        self._entity_screens: list[Screen] = []  # built drill-down screens, kept (open_entity)
 
     def _screen_factory(self, tab: Room) -> Callable[[], Screen]:
         def build() -> Screen:
@@ -105,25 +107,37 @@ class FabtwinApp(App):
             with contextlib.suppress(duckdb.Error):  # the app quit meanwhile: store closed
                 self.data.warm_fabric()
 
-        # the fabric first: the imports beside it are short, the screens wait for neither
+        # the fabric first: the imports beside it are short, the screens wait for neither;
+        # the fabric's screen is built as soon as its module is in, before the others (a `2`
+        # pressed at the first paint found none built, and built it while the cells were)
         self.run_worker(warm_fabric, thread=True, group="warm-up-fabric", exit_on_error=False)
+        self.run_worker(lambda: importlib.import_module(room("fabric").module), thread=True,
+                        group="warm-up-fabric-screen")
         self.run_worker(warm, thread=True, group="warm-up")
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker.group == "warm-up" and event.worker.state == WorkerState.SUCCESS:
+        if event.worker.state != WorkerState.SUCCESS:
+            return
+        if event.worker.group == "warm-up-fabric-screen":
+            self._prebuild(["fabric"], last=False)
+        elif event.worker.group == "warm-up":
             self._prebuild([tab.scope for tab in TABS if tab.scope != START])
 
-    def _prebuild(self, modes: list[str]) -> None:
+    def _prebuild(self, modes: list[str], last: bool = True) -> None:
         """Build the screens of `modes`, one per tick, without showing them: each loads its
-        data as it mounts, so its first visit shows at once (gaps.build_mode)."""
+        data as it mounts, so its first visit shows at once (gaps.build_mode); the `last`
+        call also builds a drill-down screen and freezes what is alive."""
         if not self.is_running:  # quitting: a screen built now would race Textual's shutdown
             return
         while modes and self._built(modes[0]):
             modes.pop(0)
         if not modes or not build_mode(self, modes.pop(0)):
-            gc.freeze()  # the screens are built: they live as long as the UI too
+            if last:
+                if not self._entity_screens:  # and a drill-down's, for the first one opened
+                    build_screen(self, self._entity_screen())
+                gc.freeze()  # the screens are built: they live as long as the UI too
             return
-        self.set_timer(0.05, lambda: self._prebuild(modes))
+        self.set_timer(0.05, lambda: self._prebuild(modes, last))
 
     def on_unmount(self) -> None:
         self.data.close()
@@ -164,7 +178,25 @@ class FabtwinApp(App):
         around `around` (default: the store's last hour). Esc comes back."""
         if kind not in ENTITY_KINDS:  # "", "auto", or a type the screens don't draw
             kind = self.data.entity_kind(ident)
-        self.push_screen(screen_class(room("entity"))(kind, ident, around))
+        screen = self._entity_screen()
+        screen.show(kind, ident, around)
+        self.push_screen(screen)
+
+    def _entity_screen(self) -> Screen:
+        """A drill-down screen that no screen stack holds: one built before and kept (installed,
+        so that Textual does not remove it when it is popped), refilled by its show(); else a
+        new one, kept while fewer than ENTITY_SCREENS are. A 64-port leaf's drill-down on a new
+        screen spent 25-30 ms of the UI thread composing, mounting and styling it."""
+        held = {id(s) for tab in TABS if self._built(tab.scope)
+                for s in self.get_screen_stack(tab.scope)}
+        for screen in self._entity_screens:
+            if id(screen) not in held:
+                return screen
+        screen = screen_class(room("entity"))()
+        if len(self._entity_screens) < ENTITY_SCREENS:
+            self.install_screen(screen, f"entity-{len(self._entity_screens)}")
+            self._entity_screens.append(screen)
+        return screen
 
     def open_job(self, job_id: str) -> None:
         """A job's hosts, as a query in the SQL console."""

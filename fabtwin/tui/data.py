@@ -291,7 +291,7 @@ class StoreData:
         if t0 is not None and t1 is not None:  # over every device's term, not the last's
             where = f"({where}) AND ts BETWEEN ? AND ?"
             params += [t0, t1]
-        sql = series_rows.fetch_sql(where, [_RATE_SQL[c] for c in counters])
+        sql = series_rows.fetch_sql(where, [_RATE_SQL[c] for c in counters], by_port)
         fast = self._read(lambda cur: [series_rows.compute(
             cur.execute(sql, params).fetchnumpy(), counters, by_port)])
         if fast and fast[0] is not None:  # numpy's; the SQL's below for non-finite samples

@@ -1,4 +1,4 @@
-"""The two things the UI needs that Textual (8.2) has no public API for, kept here so that
+"""The three things the UI needs that Textual (8.2) has no public API for, kept here so that
 nothing else touches a Textual private attribute. Each degrades to Textual's own behaviour
 (slower, never wrong) if a Textual release renames what it relies on."""
 
@@ -27,4 +27,15 @@ def build_mode(app: App, mode: str) -> bool:
     if init is None:
         return False
     init(mode)
+    return True
+
+
+def build_screen(app: App, screen: Screen) -> bool:
+    """Compose and mount `screen` (not a mode's) without showing it, as push_screen would
+    before showing it; False when Textual cannot (it is then built on its first push). Textual
+    has no public call that builds a screen without pushing it."""
+    register = getattr(app, "_register", None)
+    if register is None or screen.is_running:
+        return False
+    register(app, screen)
     return True

@@ -34,10 +34,13 @@ class EntityScreen(Screen):
     EntityScreen KeyedGrid { height: 1fr; min-height: 4; }
     """
 
-    def __init__(self, kind: str, ident: str, around: datetime | None = None) -> None:
+    def __init__(self, kind: str = "", ident: str = "", around: datetime | None = None) -> None:
         super().__init__()
-        self.kind, self.ident = kind, ident
-        self.around = around
+        self._composed = False  # on_mount ran: show() refills the widgets itself
+        self._reset(kind, ident, around)
+
+    def _reset(self, kind: str, ident: str, around: datetime | None) -> None:
+        self.kind, self.ident, self.around = kind, ident, around
         self.counter = 0
         self.series: Series | None = None
         self.all_series: list[Series] = []
@@ -45,6 +48,7 @@ class EntityScreen(Screen):
         self._series_ports: list[str] = []  # the ports the plot sums
         self.loaded = False  # the tables are filled (tests wait for it)
         self._arrived: dict[str, object] = {}  # the first reads' results, by worker group
+        self._workers: dict[str, object] = {}  # this visit's worker of each group
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
@@ -60,13 +64,39 @@ class EntityScreen(Screen):
         yield KeyBar(self.SCOPE)
 
     def on_mount(self) -> None:
+        self._composed = True
+        self.query_one("#peers", KeyedGrid).focus()
+        if self.ident:  # a screen built ahead for later visits (app.open_entity) waits for one
+            self._begin()
+
+    def show(self, kind: str, ident: str, around: datetime | None = None) -> None:
+        """Make this screen the drill-down of `ident` (before the app pushes it): a screen
+        built once and shown again is only refilled, not composed, mounted and styled anew
+        (which cost the UI thread more than its data). Reads from an earlier visit still
+        running are ignored when they finish."""
+        self._reset(kind, ident, around)
+        if not self._composed:  # on_mount begins
+            return
+        for grid in self.query(KeyedGrid):  # as composed: empty, at the top, no inline height
+            grid.set_rows([], [], [])
+            grid.border_title = ""
+            grid.move_cursor(0)
+            grid.scroll_home(animate=False, immediate=True)
+            grid.styles.min_height = None
+        self.query_one("#drops", KeyedGrid).display = True
+        self.query_one("#plot", Static).update("loading...")
+        self.query_one("#all", Static).update("")
+        self.set_focus(self.query_one("#peers", KeyedGrid))
+        self._begin()
+
+    def _begin(self) -> None:
         # the frame paints at once; the store is read on worker threads (the tables' facts and
         # the counters, side by side) and each part fills in when it arrives
         self.title = f"{self.kind} {self.ident}"
         self.query_one("#head", Static).update(f"[b]{self.kind} {escape(self.ident)}[/b]  loading...")
-        self.query_one("#peers", KeyedGrid).focus()
         data, kind, ident = self.app.data, self.kind, self.ident
-        self.run_worker(lambda: _facts(data, kind, ident), thread=True, group="facts")
+        self._workers["facts"] = self.run_worker(lambda: _facts(data, kind, ident), thread=True,
+                                                 group="facts")
         self._load()
 
     def _fill(self, facts: dict) -> None:
@@ -136,20 +166,21 @@ class EntityScreen(Screen):
             every = data.port_series_many(ports, list(RATE_COUNTERS), t0, t1)
             return ports, when, every, data.with_expected(every[counter], ports, t0, t1)
 
-        self.run_worker(fetch, thread=True, group="all")
+        self._workers["all"] = self.run_worker(fetch, thread=True, group="all")
 
     def _load_series(self) -> None:
         """The plot of the current counter, from the samples already read."""
         ports = self._series_ports
         data, t0, t1 = self.app.data, self.around - HALF, self.around + HALF
         observed = self.all_series[self.counter]
-        self.run_worker(lambda: data.with_expected(observed, ports, t0, t1), thread=True,
-                        exclusive=True, group="series")
+        self._workers["series"] = self.run_worker(
+            lambda: data.with_expected(observed, ports, t0, t1), thread=True, exclusive=True,
+            group="series")
 
     def on_worker_state_changed(self, event) -> None:
         worker = event.worker
-        if not worker.is_finished:
-            return
+        if not worker.is_finished or worker is not self._workers.get(worker.group):
+            return  # running, or an earlier visit's
         if worker.group == "series":
             if worker.result:
                 self.series = worker.result
@@ -174,7 +205,9 @@ class EntityScreen(Screen):
 
     def _draw(self) -> None:
         sparklines = self.query_one("#all", Static)
-        sparklines.display = self.size.height >= SPARKLINE_ROWS
+        shown = self.size.height >= SPARKLINE_ROWS
+        if sparklines.display != shown:  # setting it at all asks for a layout of the screen
+            sparklines.display = shown
         if self.all_series:
             self.query_one("#all", Static).update(
                 render_sparklines(self.all_series, self.size.width - 4))
