@@ -449,6 +449,39 @@ def summary(label: str, rows: list[Row]) -> str:
             f"both: {both}; mean |err| median {mae:.1f}%, p99 {pae:.1f}%")
 
 
+SEEDS_FILE = REPO / "benchmarks" / "htsim_seeds.json"  # htsim's spread over -seed (htsim_seeds.py)
+
+
+def load_seeds(path: Path = SEEDS_FILE) -> dict[str, dict[int, tuple[float, float]]]:
+    """htsim's measured spread: {scenario: {seed: (median_us, p99_us)}}; empty without a file."""
+    if not path.is_file():
+        return {}
+    raw = json.loads(path.read_text())
+    return {name: {int(seed): (float(v[0]), float(v[1])) for seed, v in runs.items()}
+            for name, runs in raw.items()}
+
+
+def seed_spread(rows: list[Row], seeds: dict[str, dict[int, tuple[float, float]]]) -> list[str]:
+    """Lines comparing each RoCE ECMP row the twin pools with htsim's own spread over its hash
+    seeds (`benchmarks/htsim_seeds.json`, measured by `htsim_seeds.py`): the range and the
+    median over seeds of htsim's median and p99, the twin's error against those medians, and
+    how many rows meet the bars against them (the counts above stay on the reference runs)."""
+    out, meets = [], 0
+    picked = [r for r in rows if r.regime == "roce_ecmp" and r.scenario in seeds]
+    for r in picked:
+        runs = np.array(list(seeds[r.scenario].values()))
+        mid = np.median(runs, axis=0)
+        em, ep = (100 * (r.twin[i] - mid[i]) / mid[i] for i in (0, 1))
+        meets += abs(em) <= 100 * MEDIAN_BAR and abs(ep) <= 100 * P99_BAR
+        out.append(f"  {r.scenario:<30} htsim over {len(runs)} seeds: median {runs[:, 0].min():.1f}-"
+                   f"{runs[:, 0].max():.1f} ({mid[0]:.1f}), p99 {runs[:, 1].min():.1f}-"
+                   f"{runs[:, 1].max():.1f} ({mid[1]:.1f}); twin {r.twin[0]:.1f} / {r.twin[1]:.1f}: "
+                   f"{em:+.1f}% / {ep:+.1f}%")
+    if picked:
+        out.append(f"  against htsim's median over seeds: {meets} of {len(picked)} rows meet both bars")
+    return out
+
+
 def new_runs(folder: Path) -> tuple[dict[str, Scenario], tuple[str, ...], dict[str, float]]:
     """The new held-out runs of `folder` (see NEW_RUNS): the scenarios whose CSVs are there for
     every regime, the regimes, and htsim's wall time per run (empty if there is no folder)."""
@@ -510,6 +543,10 @@ def main(argv: list[str] | None = None) -> int:
             print(show(row, start_s), flush=True)
     for label, rs in rows.items():
         print(summary(label, rs))
+    spread = seed_spread([r for rs in rows.values() for r in rs], load_seeds())
+    if spread:
+        print("RoCE ECMP rows pooled over hash draws, against htsim's own seeds:")
+        print("\n".join(spread))
     everything = [r for rs in rows.values() for r in rs]
     ratios = [r.htsim_s / (r.twin_s + start_s) for r in everything if r.htsim_s]
     if ratios:
