@@ -188,6 +188,18 @@ the twin's head-of-line blocking (victims at the held flow's level) does not rep
 last ACK waits in the receiver's NIC while PFC pauses it for the receiver's own flow: fin -
 sink - base is median 3.6 us, mean 5.3 (max 20) for the 61 flows whose receiver was still
 sending, 0.0 / 0.9 for the others. Neither is modelled yet.
+Also measured, not modelled: two flows alone colliding at one 400G spine port lose 3% of the
+rate to PFC's pause loop (htsim: 1 / 2 / 4 / 8 MB finish at 49.9 / 92.0 / 175.8 / 343.7 us, the
+twin 48.9 / 89.5 / 170.8 / 333.4; an 8-to-1 at a host port loses 0.4%); tried and not kept: an
+ingress's PFC budget split among the congested egress ports it feeds (htsim's
+LosslessInputQueue counts an ingress's bytes in every egress queue): it spread the tail
+(perm128 p99 at seeds 0-3: 170.8 / 170.8 / 170.8 / 130.2 -> 181.0 / 179.9 / 164.3 / 130.2 us) but left the median on the 2-way level, 89.5.
+htsim's spread (`benchmarks/htsim_seeds.py` -> htsim_seeds.json, seeds 13 and 1..7, seed 13
+reproducing every reference row): the harness prints each pooled RoCE ECMP row against htsim's
+median over seeds; all 12 meet both bars there (perm128_2MB_2tier -7.0/-13.2%, failed2
+-1.5/-3.9, perm128b failed4 +1.0/-14.8, failed1 -8.5/-1.1, pod0in -6.7/+13.2, the incasts within
+4.1%), where against seed 13 alone perm128 (-17.2%: seed 13's median, 108.2, is the highest of
+the 8) and failed4 (+28.0%: seed 13's 260.4 the lowest) miss.
 """
 
 from __future__ import annotations
