@@ -35,11 +35,17 @@ Last measured (2026-12-01, 2 cores shared with 6 other sessions; CPU is user + s
   load 3.0-5.0 (20:14); 3.5x, max 3.9x at load 6.8-12.8 (20:02); 3.8x, max 5.0x at load 12.5-15.4
   (21:36).
 - `--hour`: the store written once by this script (ingest: wall 1,459 s, CPU 549.5 s, load 13.8);
-  investigate with the store present, `--repeat 2`: wall 435.3 s / CPU 167.7 s (load 12.2-6.2)
-  and 187.9 s / 160.3 s (load 6.2-4.2), peak RSS 5.53 GB; before this session's cuts wall
-  546.9 s, CPU 200.8 s, 5.75 GB (load 13.8). Eight to ten times the 20 s target: the CPU left is
-  in port_rates over the 92M samples (42-54 s), the residuals' SQL (27 s), the replay's observed
-  loads (11 s), the observed rates' sort (13 s) and the explanation (load_grid, the fits).
+  investigate with the store present (a copy of it, `/usr/bin/time`, one run each, 23:07-23:12,
+  load 0.7-1.6): wall 94.9 s / CPU 143.4 s (113.1 user + 30.3 sys), peak RSS 5.41 GB, against
+  118.7 s / 180.1 s (141.8 + 38.2), 5.53 GB for the commit before (d51ce08) in the same
+  minutes; the same code measured 151.4 s CPU at load 1.8-12.8 earlier: CPU time moves by
+  20-30% with the load (DuckDB's two threads). Still seven times the 20 s target. Where the CPU
+  goes (cProfile in process, load 1-5, d51ce08): the port_rates temp table 34 s (its hash
+  aggregate of 85M sample deltas into 8.76M (port, ts) rows with nine FILTERed sums, the
+  preferred-metric count over 86M samples 5 s, the write 9 s), the residuals' SQL 29.5 s, the
+  observed loads and rates 22.8 s (now one read: 12.0 s), load_grid 6.8 s (now none), the
+  Model 8 s, store_counters 5.7 s, ingest's check of the bundle 6 s, link_state_intervals 4.5 s;
+  system time (page faults of large transient arrays) is 30-47 s of every run.
 """
 
 from __future__ import annotations

@@ -36,7 +36,13 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from replay.counters import build_grid, nominal_fabric, store_counters
+from replay.counters import (
+    build_grid,
+    nominal_fabric,
+    observed_rates,
+    remember_grid,
+    store_counters,
+)
 from replay.fabric import fabric_from_store
 from replay.outages import merge_outages
 from replay.results import ensure_results
@@ -121,7 +127,8 @@ def replay(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
         _clear(con)
         return done("no_fabric", str(exc))
     n_win = max(1, int(np.ceil((t_to - t_from).total_seconds() / window_s - 1e-9)))
-    obs_tx, obs_rx = _observed(con, fabric, t_from, t_to, window_s, n_win)
+    rates = observed_rates(con, fabric, t_from, t_to, window_s, n_win)
+    obs_tx, obs_rx = rates[0], rates[1]  # RATE_COLUMN's bytes
     up = _up_fraction(con, fabric, t_from, t_to, window_s, n_win)
     groups = _groups(con, fabric, t_from, window_s, n_win)
     parallel = executor != "local" or workers > 1
@@ -144,9 +151,12 @@ def replay(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
     exp = tuple(np.concatenate([_column(f, f"expected_{d}_bytes_per_s", len(up) * 2)
                                 for f in frames], axis=1) for d in ("tx", "rx"))
     bounds = [min(t_from + timedelta(seconds=w * window_s), t_to) for w in range(n_win + 1)]
-    store_counters(con, build_grid(con, fabric, bounds, window_s, obs_tx, obs_rx, up, exp,
-                                   _healthy(fabric, obs_tx, obs_rx, groups, routing)))
-    return done("ok", "", n_win, fabric, rows)
+    grid = build_grid(con, fabric, bounds, window_s, rates, up, exp,
+                      _healthy(fabric, obs_tx, obs_rx, groups, routing))
+    store_counters(con, grid)
+    summary = done("ok", "", n_win, fabric, rows)
+    remember_grid(con, grid)  # the explanation's grid, without reading it back
+    return summary
 
 
 def _column(frame: pa.Table, name: str, n_ports: int) -> np.ndarray:
@@ -209,31 +219,6 @@ def _query(con: duckdb.DuckDBPyConnection, sql: str, params: object = None) -> p
 def _port_ids(fabric: Fabric) -> list[str]:
     """Port index p: the a-side (lower) end of cable p, then the b-side end of cable p - C."""
     return fabric.cable_port_a + fabric.cable_port_b
-
-
-def _window_index_sql(t_from: datetime, window_s: float) -> str:
-    # a rate stamped ts covers (ts - interval, ts]: a sample exactly on a boundary closes the
-    # window before it
-    return (f"floor((epoch_us(ts - TIMESTAMP '{t_from.isoformat(sep=' ')}') - 1) "
-            f"/ {window_s * 1e6})::BIGINT")
-
-
-def _observed(con: duckdb.DuckDBPyConnection, fabric: Fabric, t_from: datetime, t_to: datetime,
-              window_s: float, n_win: int) -> tuple[np.ndarray, np.ndarray]:
-    """Mean tx and rx bytes/s per port index and window (NaN where the port said nothing),
-    summed in time order so that two replays give the same bits."""
-    df = _query(con, f"""
-        SELECT device || ':' || ifname AS port_id, {_window_index_sql(t_from, window_s)} AS w,
-               avg(tx_bytes_per_s ORDER BY ts) AS tx, avg(rx_bytes_per_s ORDER BY ts) AS rx
-        FROM port_rates WHERE ts > ? AND ts <= ? GROUP BY ALL""", [t_from, t_to])
-    ports = pl.DataFrame({"port_id": _port_ids(fabric)}).with_row_index("p")
-    df = df.join(ports, on="port_id", how="inner").filter(pl.col("w").is_between(0, n_win - 1))
-    tx = np.full((len(ports), n_win), np.nan)
-    rx = np.full((len(ports), n_win), np.nan)
-    p, w = df["p"].to_numpy(), df["w"].to_numpy()
-    tx[p, w] = df["tx"].fill_null(np.nan).to_numpy()
-    rx[p, w] = df["rx"].fill_null(np.nan).to_numpy()
-    return tx, rx
 
 
 def _up_fraction(con: duckdb.DuckDBPyConnection, fabric: Fabric, t_from: datetime,

@@ -19,10 +19,15 @@ WITH r AS (
     FROM port_rates
     WHERE ts > $t_from AND ts - to_microseconds(CAST(interval_s * 1e6 AS BIGINT)) < $t_to
         AND interval_s > 0
-), split AS (  -- each interval over the windows it overlaps: seconds of overlap `o`
-    SELECT r.*, w, least(t1, (w + 1) * {window_s}, {span_s}) - greatest(t0, w * {window_s}, 0) AS o
-    FROM r, unnest(range(greatest(0, floor(t0 / {window_s}))::BIGINT,
-                         least({n_win}, floor(t1 / {window_s}) + 1)::BIGINT)) AS u(w)
+), first AS (SELECT r.*, floor(t0 / {window_s})::BIGINT AS w0 FROM r),
+split AS (  -- each interval over the windows it overlaps: seconds of overlap `o`. The windows
+    -- are w0 + k for k up to the most any interval spans (a cross join with that few rows:
+    -- a lateral unnest of each interval's range was planned as a hash join on (t0, t1))
+    SELECT f.*, w, least(t1, (w + 1) * {window_s}, {span_s}) - greatest(t0, w * {window_s}, 0) AS o
+    FROM (SELECT f.*, w0 + k AS w FROM first f,
+              range((SELECT coalesce(max(floor(t1 / {window_s})::BIGINT - w0), 0) + 1 FROM first))
+              AS u(k)) f
+    WHERE w >= 0 AND w < {n_win} AND w <= floor(t1 / {window_s})
 )
 SELECT device || ':' || ifname AS port, device, w,
     sum(o) FILTER (WHERE NOT reset) AS secs, bool_or(reset) AS reset, count(*) AS samples,
@@ -61,12 +66,14 @@ WITH r AS (
     WHERE ts > $t_from AND ts - to_microseconds(CAST(interval_s * 1e6 AS BIGINT)) < $t_to
         AND interval_s > 0 AND NOT coalesce(reset, false)
 ), s AS (SELECT port, median(interval_s) AS s FROM r GROUP BY port),
-o AS (
+first AS (SELECT r.*, s.s AS s, ceil((t0 - s.s) / {window_s})::BIGINT AS b0 FROM r JOIN s USING (port)),
+o AS (  -- the boundaries b0 + k within a sample interval of each interval (as port_windows)
     SELECT port, b, tx_packets_per_s, tx_bytes_per_s,
         least(t1, b * {window_s} + s) - greatest(t0, b * {window_s} - s) AS o
-    FROM r JOIN s USING (port),
-        unnest(range(greatest(0, ceil((t0 - s) / {window_s}))::BIGINT,
-                     least({n_win}, floor((t1 + s) / {window_s}))::BIGINT + 1)) AS u(b)
+    FROM (SELECT f.*, b0 + k AS b FROM first f,
+              range((SELECT coalesce(max(floor((t1 + s) / {window_s})::BIGINT - b0), 0) + 1
+                     FROM first)) AS u(k)) f
+    WHERE b >= 0 AND b <= {n_win} AND b <= floor((t1 + s) / {window_s})
 )
 SELECT port, b,
     sum(tx_packets_per_s * o) / nullif(sum(o) FILTER (WHERE tx_packets_per_s IS NOT NULL), 0)
