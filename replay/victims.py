@@ -77,12 +77,12 @@ def _slow_link_victims(con: duckdb.DuckDBPyConnection, incidents: list[Incident]
     slow = [i for i in incidents if i.kind == "link_degraded" and i.root_type == "link"
             and any("speed_bps" in e for e in i.evidence)]
     uneven = [i for i in incidents if i.kind == "load_imbalance"]
+    floor = imbalance_floor(con) if slow and uneven else 0.0  # one noise-floor query, not one per link
     for root in slow if uneven else []:
         ports = root.root_id.split("--", 1)
         upper = [ends[p][0] for p in ports if p in ends and not ends[p][2]]
         into = [p for p, (dev, peer, up) in ends.items()
                 if up and (p in ports or peer in upper)]
-        floor = imbalance_floor(con)
         spread = {r["device"]: r for r in rows_of(con, IMBALANCE_LEAVING_OUT,
                                                   {"left_out": into or [""], "floor": floor})}
         for inc in uneven:
