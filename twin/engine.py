@@ -35,6 +35,7 @@ from twin.maxmin import (
 )
 from twin.nscc import flow_weights
 from twin.nscc_paths import fabric_caps
+from twin.pfc_loop import LoopCapacity
 from twin.planes import PlaneBalancing
 from twin.queueing import (
     MTU,
@@ -349,6 +350,7 @@ class _Run:
         self.cc = _dcqcn_state(self.state, self.inc, self.cap, transport)
         self.hol: HolBlocking | None = None
         self.eff_cap = self.cap
+        self.loop = LoopCapacity()  # PFC's pause loop per lossless port (`twin.pfc_loop`)
 
     def holb(self) -> HolBlocking | None:
         """PFC's head-of-line blocking over the current incidence (lossless transports with
@@ -384,6 +386,8 @@ class _Run:
                                   storms=np.array(sorted(self.storming)), link_pos=self.link_pos,
                                   link_plane=self.link_plane)
             eff_cap = np.where(blocked.paused_fraction >= 1.0, 0.0, self.cap)
+        if self.port_fair and self.transport is not None and self.transport.pause_loop:
+            eff_cap = self.loop.capacity(self.inc, self.link_pos, self.active, eff_cap)  # PFC's loop
         self.eff_cap = eff_cap
         if self.cc is not None:  # the senders' own rates, as DCQCN set them
             self.rates = self.fair = self.cc.delivered(self.inc, eff_cap / 8.0, self.active)
@@ -588,10 +592,7 @@ class _Run:
             self.groups = self.tier_groups = None
             self.hol = None
             self.cap = self.state.link_capacity_bps()
-            self.line_rate = None
-            self.window = None
-            self.explicit = None
-            self.own = None
+            self.line_rate = self.window = self.explicit = self.own = None
 
     def apply(self, event: Event) -> None:
         if isinstance(event, StormEdge):

@@ -323,6 +323,7 @@ class IngressGroups:
 
     incidence: sp.csr_matrix
     egress: np.ndarray
+    ingress: np.ndarray | None = None  # the ingress link of each group (as `of` builds them)
 
     def csc(self) -> sp.csc_matrix:
         """`incidence` in CSC form (built once), for gathering flows' columns."""
@@ -351,7 +352,7 @@ class IngressGroups:
         key = rows[nxt - 1].astype(np.int64) * n_links + rows[nxt]
         uniq, inverse = np.unique(key, return_inverse=True)
         m = sp.csr_matrix((np.ones(len(nxt)), (inverse.ravel(), cols[nxt])), shape=(len(uniq), n))
-        return cls(m, uniq % n_links)
+        return cls(m, uniq % n_links, uniq // n_links)
 
 
 def port_fair_rates(inc: Incidence, capacity: np.ndarray, groups: IngressGroups,

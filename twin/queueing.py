@@ -94,6 +94,9 @@ class Transport:
     # lossless only: a port PFC pauses serves its own ingress ports round robin in turn, at
     # every tier down to the congested host port (`twin.maxmin.paused_port_fair`); no input
     paused_fair: bool = False
+    # lossless only: PFC's pause/resume loop costs a port fed by few fast ingress ports part of
+    # its speed (`twin.pfc_loop`: htsim's XOFF/XON thresholds and wire latency, stepped)
+    pause_loop: bool = True
     # end-to-end congestion control on top of the above: "dcqcn" (RoCE's rate-based control,
     # `twin.dcqcn`: ECN marks set every flow's rate, stepped in time by the engine); None: none
     # (htsim's RoCE has none: its senders run at line rate, PFC alone holds them back)

@@ -80,6 +80,7 @@ import numpy as np
 from twin.collectives import COLLECTIVES, Collective
 from twin.engine import LinkChange, Result, Transfers, simulate
 from twin.faults import FAULT_KINDS, Fault, FaultParams, FaultSpec, inject
+from twin.hash_draws import draws_for
 from twin.queueing import ROCE, UEC, Transport
 from twin.routing import MODES, NIC_MODES, FabricState
 from twin.schema import (
@@ -443,6 +444,8 @@ class Outcome:
     wall_s: float
     flow_ids: np.ndarray | None = None  # per transfer: the .cm id, others numbered after them
     changes: list[LinkChange] = field(default_factory=list)  # the faults' capacity changes
+    pooled_fct: np.ndarray | None = None  # every draw's FCTs (s), draw by draw; None: `result`'s
+    draws: int = 1  # ECMP hash draws pooled in `pooled_fct`
 
     def fct_rows(self) -> list[tuple]:
         """Per transfer, htsim's FCT columns (`FCT_COLUMNS`): id, source and destination host
@@ -470,8 +473,8 @@ class Outcome:
             jobs.append({"name": name, "collective": coll.kind, "ranks": len(coll.hosts),
                          "size_bytes": coll.size, "completion_s": t if np.isfinite(t) else None,
                          "algbw_GBps": algbw / 1e9, "busbw_GBps": algbw * coll.bus_factor / 1e9})
-        fct = res.fct[np.isfinite(res.finish)]
-        stats = fct_stats(fct)
+        pool = res.fct if self.pooled_fct is None else self.pooled_fct
+        stats = fct_stats(pool[np.isfinite(pool)])  # over every draw's finished flows
         t0 = float(res.start.min()) if len(res.start) else 0.0
         duration = float(np.max(res.finish[np.isfinite(res.finish)], initial=0.0) - t0)
         # of the capacity each link had: a degraded link full at its 100G is at 100%, not 25%
@@ -487,8 +490,10 @@ class Outcome:
             "jobs": jobs,
             "transport": dataclasses.asdict(self.scenario.transport) if self.scenario.transport else None,
             # over the finished flows; p99 with numpy's method "lower", as htsim's README
+            # the FCT statistics pool `hash_draws` ECMP draws (`pooled_count` flows)
             "flows": {"count": len(tr), "finished": int(np.isfinite(res.finish).sum()),
-                      **{f"fct_{k}_s": v for k, v in stats.items()}},
+                      **{f"fct_{k}_s": v for k, v in stats.items()}, "hash_draws": self.draws,
+                      "pooled_count": len(pool), "pooled_finished": int(np.isfinite(pool).sum())},
             "busiest_links": [{"link": _directed_name(f, int(li)), "utilization": float(util[li])}
                               for li in top if util[li] > 0],
             "events": res.events,
@@ -517,8 +522,13 @@ def _directed_name(f: Fabric, link: int) -> str:
     return f"{b}->{a}" if down else f"{a}->{b}"
 
 
-def run(sc: Scenario) -> Outcome:
-    """Build the fabric, place the jobs, inject the faults and simulate."""
+def run(sc: Scenario, draws: int | None = 1) -> Outcome:
+    """Build the fabric, place the jobs, inject the faults and simulate.
+
+    `draws`: on a fabric with an ECMP plane, the completion statistics (`Outcome.as_json`)
+    pool this many hash draws (fabric seeds `sc.seed`, `sc.seed + 1`, ...: which flows collide
+    is one draw of the switches' hash salts, `twin.hash_draws`); None: `draws_for` the flow
+    count (1,000 flows pooled). Per-flow rows, jobs and links are the first draw's."""
     t0 = time.perf_counter()
     fabric = build(sc.spec)
     state = FabricState(fabric, mode=sc.modes, seed=sc.seed, nic_mode=sc.nic_mode)
@@ -534,13 +544,20 @@ def run(sc: Scenario) -> Outcome:
         parts.append(Transfers(src, dst, size, start, job=np.full(len(src), -1)))
     faults = what_if_faults(fabric, sc)
     traffic = apply_faults(state, Transfers.concat(parts), faults)
-    result = simulate(state, traffic, changes=[c for f in faults for c in f.changes],
-                      storms=[s for f in faults for s in f.storms], convergence_s=sc.convergence_s,
-                      until=sc.until_s, sample_every=sc.sample_s, hop_latency_s=sc.hop_latency_s,
-                      idle_tail=False, transport=sc.transport)
+    kwargs = {"changes": [c for f in faults for c in f.changes],
+              "storms": [s for f in faults for s in f.storms], "convergence_s": sc.convergence_s,
+              "until": sc.until_s, "hop_latency_s": sc.hop_latency_s, "idle_tail": False,
+              "transport": sc.transport}
+    result = simulate(state, traffic, sample_every=sc.sample_s, **kwargs)
+    n_draws = (draws_for(len(traffic)) if draws is None else draws) if "ecmp" in sc.modes else 1
+    pooled = [result.fct]
+    for k in range(1, n_draws):  # a loop over draws, each one vectorized run: the same faults
+        other = FabricState(fabric, mode=sc.modes, seed=sc.seed + k, nic_mode=sc.nic_mode)
+        pooled.append(simulate(other, apply_faults(other, Transfers.concat(parts), faults),
+                               **kwargs).fct)
     return Outcome(sc, fabric, result, traffic, [n for n, _ in sc.jobs], time.perf_counter() - t0,
                    _flow_ids(traffic, sum(len(x) for x in parts[:len(sc.jobs)]), cm_ids),
-                   [c for f in faults for c in f.changes])
+                   [c for f in faults for c in f.changes], np.concatenate(pooled), n_draws)
 
 
 def _flow_ids(traffic: Transfers, first_cm: int, cm_ids: np.ndarray) -> np.ndarray:

@@ -16,9 +16,20 @@ from fabtwin.commands.common import command, fail, os_failure, progress, quiet_o
 @click.option("--fct-csv", "fct_csv", type=click.Path(dir_okay=False, path_type=Path),
               help="Write every flow's completion as htsim does (id,src,dst,size_bytes,start_us,"
                    "finish_us; the .cm ids kept), replaced only when the run succeeds.")
+@click.option("--draws", type=click.IntRange(min=1), default=None,
+              help="ECMP hash draws pooled in the completion statistics (median, p99, max, "
+                   "--json too): fabric seeds seed, seed+1, ... Default: enough to pool 1,000 "
+                   "flows, ceil(1000 / flows) (8 for 128 flows, 1 for 1,000 or more), as "
+                   "benchmarks/htsim_calibration.py; 1: the scenario's seed alone.")
 @quiet_option
-def simulate(scenario: Path, as_json: bool, fct_csv: Path | None, quiet: bool) -> None:
-    """Run a what-if SCENARIO.toml on the twin (format: twin/scenario.py, examples in scenarios/)."""
+def simulate(scenario: Path, as_json: bool, fct_csv: Path | None, draws: int | None,
+             quiet: bool) -> None:
+    """Run a what-if SCENARIO.toml on the twin (format: twin/scenario.py, examples in scenarios/).
+
+    With an ECMP plane, which flows collide is one draw of the switches' hash salts: the
+    completion statistics pool ceil(1000 / flows) draws (see --draws); --fct-csv, the jobs
+    and the busiest links are the first draw's (the scenario's seed).
+    """
     from collectors.store.outputs import OutputError, check_output_folder
     from twin.scenario import ScenarioError, load, run
     from twin.topology import TopologyError
@@ -29,7 +40,7 @@ def simulate(scenario: Path, as_json: bool, fct_csv: Path | None, quiet: bool) -
             check_output_folder(fct_csv)
             _not_an_input(fct_csv, [scenario, sc.flows_file])
         with progress(quiet, f"simulate {scenario}"):
-            outcome = run(sc)
+            outcome = run(sc, draws=draws)
     except (ScenarioError, TopologyError, OutputError) as exc:
         fail(str(exc))
     except OSError as exc:  # unreadable
@@ -58,9 +69,11 @@ def simulate(scenario: Path, as_json: bool, fct_csv: Path | None, quiet: bool) -
                                                f"busbw {j['busbw_GBps']:.2f} GB/s" if t else "did not finish"))
     fl = out["flows"]
     if fl["fct_median_s"] is not None:
+        pooled = (f" (pooled over {fl['hash_draws']} ECMP hash draws, {fl['pooled_count']} flows)"
+                  if fl["hash_draws"] > 1 else "")
         click.echo(f"flows    {fl['finished']} of {fl['count']} finished; completion median "
                    f"{fl['fct_median_s'] * 1e6:.1f} us, p99 {fl['fct_p99_s'] * 1e6:.1f} us, "
-                   f"max {fl['fct_max_s'] * 1e6:.1f} us")
+                   f"max {fl['fct_max_s'] * 1e6:.1f} us{pooled}")
     for link in out["busiest_links"][:5]:
         click.echo(f"busiest  {link['link']}  {link['utilization'] * 100:.1f}%")
     if fct_csv is not None:
