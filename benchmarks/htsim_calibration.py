@@ -200,6 +200,32 @@ median over seeds; all 12 meet both bars there (perm128_2MB_2tier -7.0/-13.2%, f
 -1.5/-3.9, perm128b failed4 +1.0/-14.8, failed1 -8.5/-1.1, pod0in -6.7/+13.2, the incasts within
 4.1%), where against seed 13 alone perm128 (-17.2%: seed 13's median, 108.2, is the highest of
 the 8) and failed4 (+28.0%: seed 13's 260.4 the lowest) miss.
+PAUSE LOOP (TWIN18C, 2026-12-02, load 5-9): + PFC's pause/resume loop (`loop`, twin/pfc_loop.py:
+htsim's LosslessInputQueue/LosslessOutputQueue stepped packet by packet; inputs htsim_roce's
+defaults, XOFF 15 / XON 12 packets of 4,000 bytes, 4,064-byte packets, 1 us wires): a port fed
+by two ingress ports at 400G carries 97.6% of its speed (100% at 100/200G or from three ports
+on, 85% at 800G). htsim's two flows colliding at one 400G spine port (1/2/4/8 MB: 49.9 / 92.0 /
+175.8 / 343.7 us) -> twin 49.9 / 91.5 / 174.8 / 341.4 (was 48.9 / 89.5 / 170.8 / 333.4).
+perm128_2MB_2tier roce_ecmp median -17.2% -> -15.4% (89.5 -> 91.5 us; on htsim's seed-13 paths
+89.5 -> 91.5 against 108.1), perm128b_4MB_2tier -3.0 -> -0.7, failed1 -7.4 -> -5.2,
+incast16_1MB_2tier +7.0 -> +7.4; 100G rows bit for bit unchanged. Counts unchanged: calibration
+14/15 (mean |err| 5.6/9.4% -> 5.5/9.4%), held-out 12/12 (4.7/5.5%), new runs 45/48 (4.8/8.2% ->
+4.7/8.2%); CPU: 100G fabrics skip it (no pair of their speeds loses), perm128 roce 0.05 -> 0.12 s.
+Tried, not kept: an ingress's PFC budget split among the congested ports it feeds, at every
+tier (perm128 median unchanged, failed2 median -11.3 -> -16.7%, perm1024 p99 -9.3 -> -13.6%,
+perm1024 roce 0.05 -> 1.6 CPU s). The rest of perm128's deficit is not modelled: on htsim's
+paths its 2x2 class (flows sharing their uplink and their spine port) is 111.8 us in htsim and
+112.4 with that budget split, but flows alone on their uplink at a 2-way spine port finish at
+85.5 in htsim (twin 91.5) and flows sharing only their uplink at 97.9 (twin 91.5): the FIFO's
+sharing under pause dynamics and head-of-line coupling, which a fluid fair share does not give;
+nor the last ACK waiting in a paused receiver NIC (a pause-cycle estimate of 1.1-3.4 us mean against
+htsim's 5.3 us). The new-run misses: perm1024b_4MB uec_oblivious p99 -27.8% is the model:
+htsim over `-seed 1 / 2 / 3 / 13` gives p99 535.5 / 545.6 / 536.8 / 542.5 us (medians 386-391),
+`--with paths_everywhere` -12.8% at 7.75 CPU s (htsim 38.5); failed4 roce_ecmp +28.0% is the
+draw (htsim_seeds.json: median over seeds 330.0, twin 333.4, +1.0%); failed4 uec_reps
+-23.6/-38.5% is the model (REPS's recycling under slowed paths; htsim `-seed 1..5` 190-195).
+Blind sets, once each with this model: htsim_heldout2 24/27 (6.4% / 7.3%; missed incast24_512KB
+uec_oblivious and uec_reps, incast8_4MB_2tier roce_ecmp), htsim_heldout3 28/33 (6.0% / 7.6%).
 """
 
 from __future__ import annotations
