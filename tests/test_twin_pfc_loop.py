@@ -77,3 +77,12 @@ def test_at_100g_the_loop_changes_nothing():
     on = _two_colliding(spec, 2e6, ROCE)
     off = _two_colliding(spec, 2e6, dataclasses.replace(ROCE, pause_loop=False))
     assert np.array_equal(on, off)
+
+
+def test_dcqcn_senders_are_not_greedy_so_their_ports_lose_nothing():
+    # the loop runs on senders that refill a paused port at line rate; DCQCN's rates back off
+    # before that (its runs keep the capacity they had)
+    dcqcn = dataclasses.replace(ROCE, cc="dcqcn")
+    on = _two_colliding(FAT2, 1e6, dcqcn)
+    off = _two_colliding(FAT2, 1e6, dataclasses.replace(dcqcn, pause_loop=False))
+    assert np.array_equal(on, off)

@@ -386,8 +386,9 @@ class _Run:
                                   storms=np.array(sorted(self.storming)), link_pos=self.link_pos,
                                   link_plane=self.link_plane)
             eff_cap = np.where(blocked.paused_fraction >= 1.0, 0.0, self.cap)
-        if self.port_fair and self.transport is not None and self.transport.pause_loop:
-            eff_cap = self.loop.capacity(self.inc, self.link_pos, self.active, eff_cap)  # PFC's loop
+        # PFC's pause loop needs greedy senders: none under DCQCN, whose rates stop the overload
+        if self.port_fair and self.cc is None and getattr(self.transport, "pause_loop", False):
+            eff_cap = self.loop.capacity(self.inc, self.link_pos, self.active, eff_cap)
         self.eff_cap = eff_cap
         if self.cc is not None:  # the senders' own rates, as DCQCN set them
             self.rates = self.fair = self.cc.delivered(self.inc, eff_cap / 8.0, self.active)
