@@ -34,7 +34,22 @@ Last measured (2026-12-01, 2 cores shared with 6 other sessions; CPU is user + s
   no interpreter teardown. Before them: median 3.8x, max 5.0x (link_degraded; two_faults 4.5x) at
   load 3.0-5.0 (20:14); 3.5x, max 3.9x at load 6.8-12.8 (20:02); 3.8x, max 5.0x at load 12.5-15.4
   (21:36).
-- `--hour`: the store written once by this script (ingest: wall 1,459 s, CPU 549.5 s, load 13.8);
+- `--hour`, 2026-12-02 (a copy of the store, `/usr/bin/time`, one run each, load 3-7): investigate
+  358.1 s wall / 163.2 s CPU (111.4 user + 51.8 sys), 5.46 GB at c0a6ad4; 265.4 s / 127.2 s
+  (109.4 + 17.8), 5.76 GB with port_rates' integer codes, the silent-loss shares materialised
+  once and freed memory kept for reuse (fabtwin.startup.keep_freed_memory); --json identical.
+  Per stage, CPU s (in process, rusage of wrapped functions), c0a6ad4 at load 5-8 (150.7 in
+  all: 115.4 user + 35.4 sys) -> 1ba5903 at load 8-12 (126.2: 109.9 + 16.4): port_rates
+  46.7 -> 39.9; the residuals' SQL 30.2 -> 27.3; replay 37.5 -> 27.2 (observed_rates 15.5 ->
+  11.2, build_grid 7.4 -> 4.3, store_counters 6.1 -> 4.5); explain 12.8 -> 9.0 (the Model and
+  its search: 8.5 -> 4.2, nearly all system time before); find_degraded_links 8.5 -> 7.7;
+  link_state_intervals and the rest ~6; ingest's check 3.1 -> 2.6. Tried and not kept (no
+  gain, alternated at load 5-12): observed_rates sorted by an argsort of one integer key
+  instead of ORDER BY (8.0-8.7 s either way, bits equal); the residuals' ports named after
+  their grouping (25.2 against 24.6 s, and float sums in another order); link_state_intervals
+  partitioned on a hash (5.9-6.6 against 5.9-8.4 s); rate_samples' counters as a literal IN
+  list (42.4 against 38.3-40.7 s).
+- `--hour`, 2026-12-01: the store written once by this script (ingest: wall 1,459 s, CPU 549.5 s, load 13.8);
   investigate with the store present (a copy of it, `/usr/bin/time`, one run each, 23:07-23:12,
   load 0.7-1.6): wall 94.9 s / CPU 143.4 s (113.1 user + 30.3 sys), peak RSS 5.41 GB, against
   118.7 s / 180.1 s (141.8 + 38.2), 5.53 GB for the commit before (d51ce08) in the same

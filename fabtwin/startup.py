@@ -35,3 +35,39 @@ def defer_numpy_tools() -> None:
         # numpy.__getattr__ imports the submodule when the attribute is missing: set it, so a
         # read of numpy.f2py finds the lazy module instead of importing the real one
         setattr(numpy, name.rpartition(".")[2], module)
+
+
+# glibc's mallopt parameters (malloc.h)
+M_TRIM_THRESHOLD, M_MMAP_MAX = -1, -4
+
+
+def keep_freed_memory() -> bool:
+    """Let numpy and polars reuse the memory they free in this process, on glibc (False
+    elsewhere: nothing changed). By default glibc maps each block above 32 MB afresh and unmaps
+    it when freed, and numpy asks the kernel for huge pages for each big array (which it then
+    compacts memory for, on this machine's `defrag=madvise`): each of the replay's temporary
+    arrays (grids of 20M cells on the 256-switch hour) is faulted in again page by page, system
+    time that was a third of an investigate of that hour. Here blocks come from the heap, the
+    heap is never trimmed (the process keeps its peak: it exits after one analysis), and numpy
+    asks for no huge page unless NUMPY_MADVISE_HUGEPAGE says otherwise."""
+    import ctypes
+    import ctypes.util
+    import os
+
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):  # not glibc (musl has no mallopt)
+        return False
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    if "NUMPY_MADVISE_HUGEPAGE" not in os.environ:
+        import numpy
+
+        # numpy's own switch (read at its import, which has happened: set it as it would)
+        setter = getattr(getattr(getattr(numpy, "_core", None), "multiarray", None),
+                         "_set_madvise_hugepage", None)
+        if setter is not None:
+            setter(False)
+    return bool(mallopt(M_MMAP_MAX, 0)) and bool(mallopt(M_TRIM_THRESHOLD, 2**31 - 1))

@@ -76,12 +76,16 @@ def find_silent_loss(con: duckdb.DuckDBPyConnection) -> list[Incident]:
     # only the directions with a window that could stand Z_RUN above its floor are read (each
     # whole, in order): the rows of the 256-switch hour (1.4M) read into dicts and walked one by
     # one cost tens of seconds of CPU, and few of them come near a floor
+    params = _suspect_params(floors)
+    # the shares (an aggregate over every residual row) once, for this read and `_lasting`'s
+    con.execute(f"CREATE OR REPLACE TEMP TABLE _link_shares AS WITH {_SHARES_CTE} "
+                "SELECT * FROM shares", {"median": params.pop("median")})
     rows = rows_of(con, f"""
-        WITH {_SHARES_CTE}, suspect AS ({_SUSPECT_BODY})
+        WITH {_SHARES_READ}, suspect AS ({_SUSPECT_BODY})
         SELECT {_COLUMNS.format(edge=edge)}, share AS timing_share
         FROM link_residuals JOIN shares USING (link_id, tx_port)
         SEMI JOIN suspect USING (link_id, tx_port)
-        ORDER BY link_id, tx_port, window_start""", _suspect_params(floors))
+        ORDER BY link_id, tx_port, window_start""", params)
     by_dir: dict[tuple[str, str], list[dict]] = {}
     for r in rows:
         by_dir.setdefault((r["link_id"], r["tx_port"]), []).append(r)
@@ -94,6 +98,7 @@ def find_silent_loss(con: duckdb.DuckDBPyConnection) -> list[Incident]:
     for (link, tx_port), run, strength, beyond in _lasting(con, by_dir, floors, edge):
         if link not in found:
             found[link] = _loss_incident(link, tx_port, run, strength, floors, beyond)
+    con.execute("DROP TABLE IF EXISTS temp._link_shares")
     return list(found.values())
 
 
@@ -128,8 +133,7 @@ def _lasting(con: duckdb.DuckDBPyConnection, by_dir: dict[tuple[str, str], list[
                        for c, f in floors.items())
     cand = []
     for link, tx, basis, n, runs, sent, got, med, timing, moved, sigma, short, t_share in con.execute(
-            _LASTING_SQL.format(floors=values, edge=edge, shares=_SHARES_CTE),
-            {"median": floors[None].median}).fetchall():
+            _LASTING_SQL.format(floors=values, edge=edge, shares=_SHARES_READ)).fetchall():
         if n < LASTING_WINDOWS or not sent or sent <= 0:
             continue
         deficit = (sent - got) / sent
@@ -235,6 +239,9 @@ _SUSPECT_BODY = f"""
       AND (deficit_ratio - $least_median - share * {_STEP})
           / greatest($least_sigma, coalesce(granularity, 0.0), 1e-9) > $z"""
 _SUSPECT_SQL = f"WITH {_SHARES_CTE} {_SUSPECT_BODY}"
+# `_SHARES_CTE` as find_silent_loss materialises it, once for its two reads (an aggregate and a
+# join over every residual row, 1.4M on the 256-switch hour)
+_SHARES_READ = "shares AS (SELECT * FROM temp._link_shares)"
 
 
 def _suspect_params(floors: dict[int | None, NoiseFloor]) -> dict[str, float]:

@@ -28,9 +28,10 @@ from fabtwin.commands.common import (
     store_failure,
     window_options,
 )
-from fabtwin.startup import defer_numpy_tools
+from fabtwin.startup import defer_numpy_tools, keep_freed_memory
 
 defer_numpy_tools()  # before replay imports scipy (fabtwin.startup says why)
+keep_freed_memory()  # the replay's big temporary arrays reuse freed memory (fabtwin.startup)
 
 
 def _diagnosis_failures() -> tuple[type[Exception], ...]:

@@ -97,41 +97,65 @@ QUALIFY row_number() OVER (PARTITION BY device, ifname, counter, qualifier ORDER
 
 -- per-port rates, one row per port and sample time (queues and priorities summed, one source
 -- per counter: see preferred_metrics). The same rates as counter_rates, computed narrow: only the
--- counters summed here, and series and ports as 64-bit hashes through the window and the
--- grouping (names joined back at the end), which is 2x faster on big stores.
+-- counters summed here, series as 64-bit hashes and ports as dense integer codes through the
+-- joins and the grouping (names joined back at the end). The preferred source is counted per
+-- series hash rather than per five strings, and each row carries its column's code (`k`) rather
+-- than its counter's name: 37.2-44.7 against 47.1-49.4 s of CPU on the 256-switch hour
+-- (each twice, alternated, load 5-12).
 -- `port_rates_part(part, parts)`: the ports with hash(device, ifname) % parts = part; a big store's
 -- rates computed a part at a time stay within memory instead of spilling.
 CREATE OR REPLACE MACRO port_rates_part(part, parts) AS TABLE
-WITH pm AS (
-    SELECT hash(device, ifname, metric, qualifier) AS series, hash(device, ifname) AS port,
-        device, ifname, counter
-    FROM preferred_metrics
+WITH n AS (  -- preferred_metrics' count, per series and counter
+    SELECT hash(device, ifname, metric, qualifier) AS series, counter, count(*) AS n,
+        any_value(device) AS device, any_value(ifname) AS ifname, any_value(metric) AS metric,
+        any_value(qualifier) AS qualifier
+    FROM samples
     WHERE counter IN ('rx_bytes', 'tx_bytes', 'rx_packets', 'tx_packets', 'ecn_marked', 'rx_pause',
         'tx_pause', 'rx_discards', 'tx_discards', 'no_buffer_drops', 'wred_drops', 'rx_errors',
         'tx_errors', 'rx_fcs_errors', 'symbol_errors')
-        AND hash(device, ifname) % parts = part
+    GROUP BY series, counter
+), pm AS (  -- the preferred series
+    SELECT DISTINCT series, device, ifname FROM (
+        FROM n WHERE hash(device, ifname) % parts = part
+        QUALIFY row_number() OVER (PARTITION BY device, ifname, counter, qualifier
+                                   ORDER BY n DESC, metric) = 1)
+), codes AS (  -- their ports, as dense integer codes
+    SELECT device, ifname, (row_number() OVER () - 1)::INTEGER AS pc
+    FROM (SELECT DISTINCT device, ifname FROM pm)
+), sk AS (  -- each counter of a preferred series, with the code of the column it sums into
+    SELECT n.series, n.counter, c.pc, (CASE n.counter
+        WHEN 'rx_bytes' THEN 0 WHEN 'tx_bytes' THEN 1 WHEN 'rx_packets' THEN 2
+        WHEN 'tx_packets' THEN 3 WHEN 'ecn_marked' THEN 4 WHEN 'rx_pause' THEN 5
+        WHEN 'tx_pause' THEN 6 WHEN 'rx_discards' THEN 7 WHEN 'tx_discards' THEN 7
+        WHEN 'no_buffer_drops' THEN 7 WHEN 'wred_drops' THEN 7 WHEN 'rx_errors' THEN 8
+        WHEN 'tx_errors' THEN 8 WHEN 'rx_fcs_errors' THEN 8 WHEN 'symbol_errors' THEN 8 END
+        )::UTINYINT AS k
+    FROM n SEMI JOIN pm USING (series) JOIN codes c USING (device, ifname)
+), d AS (
+    SELECT sk.pc, sk.k, d.ts, d.interval_s, d.delta / d.interval_s AS rate,
+        d.delta IS NULL AS no_delta
+    FROM sample_deltas(['rx_bytes', 'tx_bytes', 'rx_packets', 'tx_packets', 'ecn_marked',
+        'rx_pause', 'tx_pause', 'rx_discards', 'tx_discards', 'no_buffer_drops', 'wred_drops',
+        'rx_errors', 'tx_errors', 'rx_fcs_errors', 'symbol_errors']) d
+    JOIN sk USING (series, counter)
 ), g AS (
-    SELECT port, ts, max(interval_s) AS interval_s,
-        sum(delta / interval_s) FILTER (WHERE counter = 'rx_bytes')   AS rx_bytes_per_s,
-        sum(delta / interval_s) FILTER (WHERE counter = 'tx_bytes')   AS tx_bytes_per_s,
-        sum(delta / interval_s) FILTER (WHERE counter = 'rx_packets') AS rx_packets_per_s,
-        sum(delta / interval_s) FILTER (WHERE counter = 'tx_packets') AS tx_packets_per_s,
-        sum(delta / interval_s) FILTER (WHERE counter = 'ecn_marked') AS ecn_marked_per_s,
-        sum(delta / interval_s) FILTER (WHERE counter = 'rx_pause')   AS rx_pause_per_s,
-        sum(delta / interval_s) FILTER (WHERE counter = 'tx_pause')   AS tx_pause_per_s,
-        sum(delta / interval_s) FILTER (WHERE counter IN ('rx_discards', 'tx_discards',
-            'no_buffer_drops', 'wred_drops')) AS discards_per_s,
-        sum(delta / interval_s) FILTER (WHERE counter IN ('rx_errors', 'tx_errors',
-            'rx_fcs_errors', 'symbol_errors')) AS errors_per_s,
-        bool_or(delta IS NULL) AS reset
-    FROM sample_deltas((SELECT list(DISTINCT counter) FROM pm))
-    WHERE series IN (SELECT series FROM pm)
-    GROUP BY ALL
+    SELECT pc, ts, max(interval_s) AS interval_s,
+        sum(rate) FILTER (WHERE k = 0) AS rx_bytes_per_s,
+        sum(rate) FILTER (WHERE k = 1) AS tx_bytes_per_s,
+        sum(rate) FILTER (WHERE k = 2) AS rx_packets_per_s,
+        sum(rate) FILTER (WHERE k = 3) AS tx_packets_per_s,
+        sum(rate) FILTER (WHERE k = 4) AS ecn_marked_per_s,
+        sum(rate) FILTER (WHERE k = 5) AS rx_pause_per_s,
+        sum(rate) FILTER (WHERE k = 6) AS tx_pause_per_s,
+        sum(rate) FILTER (WHERE k = 7) AS discards_per_s,
+        sum(rate) FILTER (WHERE k = 8) AS errors_per_s,
+        bool_or(no_delta) AS reset
+    FROM d GROUP BY pc, ts
 )
-SELECT p.device, p.ifname, g.ts, g.interval_s, g.rx_bytes_per_s, g.tx_bytes_per_s,
+SELECT c.device, c.ifname, g.ts, g.interval_s, g.rx_bytes_per_s, g.tx_bytes_per_s,
     g.rx_packets_per_s, g.tx_packets_per_s, g.ecn_marked_per_s, g.rx_pause_per_s,
     g.tx_pause_per_s, g.discards_per_s, g.errors_per_s, g.reset
-FROM g JOIN (SELECT DISTINCT port, device, ifname FROM pm) p USING (port);
+FROM g JOIN codes c USING (pc);
 
 CREATE OR REPLACE VIEW port_rates AS SELECT * FROM port_rates_part(0, 1);
 
