@@ -82,14 +82,27 @@ def write(tmp_path: Path):
     return _write
 
 
+# set by `ray_cluster`: True once this session started its Ray the way `--ray local` does while
+# RAY_ADDRESS named a cluster that is down (test_replay's test_ray_local_ignores_ray_address)
+RAY_LOCAL_IGNORED_RAY_ADDRESS: list[bool] = []
+
+
 @pytest.fixture(scope="session")
 def ray_cluster():
     """A real local Ray with 2 CPUs for the whole session (about 8 s to start here), shared by
-    the sweep and replay tests; skipped where Ray is not installed (`pip install fabtwin[ray]`)."""
+    the sweep and replay tests; skipped where Ray is not installed (`pip install fabtwin[ray]`).
+
+    Started by `twin.parallel.ray_init("local")`, what `--ray local` runs, with RAY_ADDRESS
+    naming a port nobody listens on: a Ray started so proves that "local" never joins the
+    cluster RAY_ADDRESS names (one start for that proof and the tests that use it; a start in
+    a subprocess of its own took 8-11 s)."""
     ray = pytest.importorskip("ray")
-    started = not ray.is_initialized()
-    if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    from twin.parallel import ray_init
+
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("RAY_ADDRESS", "127.0.0.1:1")
+        started = ray_init("local", workers=2)
+    RAY_LOCAL_IGNORED_RAY_ADDRESS.append(started)
     yield ray
     if started:
         ray.shutdown()

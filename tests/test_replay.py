@@ -363,25 +363,15 @@ def test_replay_exit_code_says_whether_incidents_were_found(stores):
     assert faulty.exit_code == 5 and json.loads(faulty.stdout)["incidents"]
 
 
-RAY_LOCAL = """
-import sys
-from twin.parallel import run_tasks
-print(run_tasks(abs, [-3, 2], executor="ray", address="local", workers=1))
-"""
+def test_ray_local_ignores_ray_address(ray_cluster):
+    """`--ray local` starts a Ray here even where RAY_ADDRESS names a cluster (down here): the
+    session's Ray was started so (conftest's `ray_cluster`), and runs tasks."""
+    from conftest import RAY_LOCAL_IGNORED_RAY_ADDRESS
 
+    from twin.parallel import run_tasks
 
-def test_ray_local_ignores_ray_address():
-    """`--ray local` starts a Ray here even where RAY_ADDRESS names a cluster (down here)."""
-    pytest.importorskip("ray")
-    import os
-    import subprocess
-    import sys
-
-    env = {**os.environ, "RAY_ADDRESS": "127.0.0.1:1", "PYTHONPATH": str(REPO)}
-    out = subprocess.run([sys.executable, "-c", RAY_LOCAL], env=env, capture_output=True,
-                         text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.strip().splitlines()[-1] == "[3, 2]"
+    assert RAY_LOCAL_IGNORED_RAY_ADDRESS == [True] and ray_cluster.is_initialized()
+    assert run_tasks(abs, [-3, 2], executor="ray", address="local", workers=1) == [3, 2]
 
 
 def test_an_unreachable_ray_is_one_line_within_the_timeout(stores):
