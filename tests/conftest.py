@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -119,3 +122,64 @@ def ingested_facts(con) -> dict:
         "rejects": con.execute("SELECT path, reason FROM rejects").fetchall(),
     }
 
+
+
+class SampleStores:
+    """Stores of sample_traces/NAME built once per session, for the tests that only read them:
+    `ingested(name)` (`ingest_bundle` into a new store) and `investigated(name)`
+    (`replay.investigate.investigate`; `document(name)` is what it returned, as `investigate
+    --json` prints it). Each costs 1-3 s to build, and several files read the same ones. A test
+    reads a store (`open_readonly`, `fabtwin report`) or writes to its own `copy`; the session
+    ends with an error if a test changed one."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._docs: dict[str, dict] = {}
+        self._sha: dict[Path, str] = {}
+
+    def ingested(self, name: str) -> Path:
+        from collectors.store.ingest import ingest_bundle
+        from collectors.store.writer import Store
+
+        db = self.root / f"{name}.ingested.duckdb"
+        if db not in self._sha:
+            with Store.open(db) as store:
+                ingest_bundle(store, REPO / "sample_traces" / name)
+            self._sha[db] = _sha256(db)
+        return db
+
+    def investigated(self, name: str) -> Path:
+        from replay.investigate import investigate
+
+        db = self.root / f"{name}.investigated.duckdb"
+        if db not in self._sha:
+            self._docs[name] = investigate(REPO / "sample_traces" / name, db)
+            self._sha[db] = _sha256(db)
+        return db
+
+    def document(self, name: str) -> dict:
+        """investigate()'s document for `name` (a copy: the test may change it)."""
+        self.investigated(name)
+        return copy.deepcopy(self._docs[name])
+
+    @staticmethod
+    def copy(db: Path, to: Path) -> Path:
+        """A private copy of a store, at `to`, to write to."""
+        shutil.copy(db, to)
+        return to
+
+    def changed(self) -> list[Path]:
+        return [db for db, sha in self._sha.items() if _sha256(db) != sha]
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="session")
+def sample_stores(tmp_path_factory) -> Iterator[SampleStores]:
+    """The session's `SampleStores`; fails the session's last test if a store was written."""
+    stores = SampleStores(tmp_path_factory.mktemp("sample-stores"))
+    yield stores
+    changed = stores.changed()
+    assert not changed, f"tests wrote to shared stores (copy them first): {changed}"

@@ -9,17 +9,16 @@ from click.testing import CliRunner
 from conftest import REPO
 
 from fabtwin.cli import main
-from replay.investigate import investigate
 
 GALLERY = ["healthy", "link_down", "link_flap", "link_degraded", "congestion", "pfc_storm",
            "load_imbalance", "two_faults"]
 
 
 @pytest.mark.parametrize("name", GALLERY)
-def test_every_labelled_fault_is_found_and_nothing_else(tmp_path, name):
+def test_every_labelled_fault_is_found_and_nothing_else(sample_stores, name):
     bundle = REPO / "sample_traces" / name
     truth = json.loads((bundle / "labels.json").read_text())["faults"]
-    result = investigate(bundle, tmp_path / "s.duckdb")
+    result = sample_stores.document(name)  # investigate(bundle, a new store), once a session
     def key(x):
         return json.dumps([x["kind"], x["root_cause"]], sort_keys=True)
 

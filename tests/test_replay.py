@@ -144,12 +144,10 @@ def test_replay_command_windows_and_json(two_faults, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def two_faults(tmp_path_factory) -> str:
-    """sample_traces/two_faults after investigate(), once for the module: the tests read it or
-    copy it."""
-    db = str(tmp_path_factory.mktemp("two_faults") / "two_faults-src.duckdb")
-    investigate(REPO / "sample_traces" / "two_faults", db)
-    return db
+def two_faults(sample_stores) -> str:
+    """sample_traces/two_faults after investigate(), once for the session (conftest's
+    `sample_stores`): the tests read it or copy it."""
+    return str(sample_stores.investigated("two_faults"))
 
 
 def test_investigate_stores_incidents_and_evidence(two_faults):
@@ -173,10 +171,9 @@ def test_investigate_stores_incidents_and_evidence(two_faults):
     assert all(link.startswith("leaf-p0-") for link in flap["rerouted_links"])
 
 
-def test_without_cabling_replay_says_so_and_the_detectors_still_run(tmp_path):
-    db = str(tmp_path / "s.duckdb")
+def test_without_cabling_replay_says_so_and_the_detectors_still_run(sample_stores, tmp_path):
+    db = str(sample_stores.copy(sample_stores.ingested("two_faults"), tmp_path / "s.duckdb"))
     with Store.open(db) as store:
-        ingest_bundle(store, REPO / "sample_traces" / "two_faults")
         store.con.execute("DELETE FROM neighbors")
     out = CliRunner().invoke(main, ["replay", "--db", db])
     assert out.exit_code == 5, out.output  # incidents found
@@ -340,11 +337,10 @@ def _stored(db: str) -> dict[str, list[tuple]]:
 
 @pytest.mark.parametrize("window", [["--from", "2020-01-01T00:00:00Z", "--to", "2020-01-02"],
                                     ["--from", "1577836800", "--to", "1577923200"]])
-def test_replay_of_a_window_without_data_is_an_error_and_keeps_the_diagnosis(tmp_path, window):
-    db = str(tmp_path / "s.duckdb")
-    first = CliRunner().invoke(main, ["investigate", str(REPO / "sample_traces" / "two_faults"),
-                                      "--db", db, "-q"])
-    assert first.exit_code == 5, first.output
+def test_replay_of_a_window_without_data_is_an_error_and_keeps_the_diagnosis(sample_stores,
+                                                                            tmp_path, window):
+    # two_faults investigated (as `fabtwin investigate` stores it), a copy of the session's
+    db = str(sample_stores.copy(sample_stores.investigated("two_faults"), tmp_path / "s.duckdb"))
     before = _stored(db)
     assert len(before["incidents"]) == 2
     out = CliRunner().invoke(main, ["replay", "--db", db, *window])

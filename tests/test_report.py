@@ -20,7 +20,6 @@ from collectors.store.writer import Store, open_readonly
 from fabtwin.cli import main
 from fabtwin.report.build import build, write
 from fabtwin.report.data import RATE_COLUMNS, frame, summary, timeline, window_seconds
-from replay.investigate import investigate
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -83,14 +82,11 @@ def _truth(name: str) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def investigated(tmp_path_factory) -> dict[str, Path]:
-    """Stores of sample bundles after `fabtwin investigate` (replayed, incidents stored)."""
-    root = tmp_path_factory.mktemp("stores")
-    out = {}
-    for name in ("two_faults", "link_down", "link_degraded"):
-        investigate(REPO / "sample_traces" / name, root / f"{name}.duckdb")
-        out[name] = root / f"{name}.duckdb"
-    return out
+def investigated(sample_stores) -> dict[str, Path]:
+    """Stores of sample bundles after `fabtwin investigate` (replayed, incidents stored), the
+    session's (conftest's `sample_stores`): the tests read them or copy them."""
+    return {name: sample_stores.investigated(name)
+            for name in ("two_faults", "link_down", "link_degraded")}
 
 
 def _report(db: Path, out: Path, *args: str):
@@ -167,11 +163,8 @@ def test_replayed_store_draws_the_twins_expectation(two_faults):
 
 
 @pytest.fixture(scope="module")
-def ingested_only(tmp_path_factory) -> Path:
-    db = tmp_path_factory.mktemp("ingested") / "s.duckdb"
-    with Store.open(db) as store:
-        ingest_bundle(store, REPO / "sample_traces" / "two_faults")
-    return db
+def ingested_only(sample_stores) -> Path:
+    return sample_stores.ingested("two_faults")
 
 
 def test_store_without_diagnosis_draws_the_fabric_and_says_how_to_diagnose(ingested_only, tmp_path):
