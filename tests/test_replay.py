@@ -12,7 +12,6 @@ import pytest
 from click.testing import CliRunner
 from conftest import REPO
 
-from collectors.store.ingest import ingest_bundle
 from collectors.store.writer import Store
 from fabtwin.cli import main
 from replay.detectors import find_load_imbalance
@@ -22,13 +21,14 @@ from twin.topology import FabricSpec, build
 
 
 @pytest.fixture(scope="module")
-def stores(tmp_path_factory) -> dict[str, str]:
-    """One replayed store per gallery bundle that the tests read."""
+def stores(tmp_path_factory, sample_stores) -> dict[str, str]:
+    """One replayed store per gallery bundle that the tests read (a copy of the session's
+    ingest of it, replayed)."""
     out = {}
     for name in ("healthy", "link_down", "load_imbalance"):
-        db = str(tmp_path_factory.mktemp(name) / "s.duckdb")
+        db = str(sample_stores.copy(sample_stores.ingested(name),
+                                    tmp_path_factory.mktemp(name) / "s.duckdb"))
         with Store.open(db) as store:
-            ingest_bundle(store, REPO / "sample_traces" / name)
             replay(store.con)
         out[name] = db
     return out
@@ -215,12 +215,13 @@ def assert_same_replay(rows: list[tuple], reference: list[tuple], db: str) -> No
 
 
 @pytest.fixture(scope="module")
-def link_flap_whole(tmp_path_factory):
-    """sample_traces/link_flap ingested and replayed whole in 30 s windows, once: (store, the
-    run, its expected_ports rows). The chunked replays run on copies."""
-    db = str(tmp_path_factory.mktemp("link_flap") / "s.duckdb")
+def link_flap_whole(tmp_path_factory, sample_stores):
+    """sample_traces/link_flap ingested (a copy of the session's ingest) and replayed whole in
+    30 s windows, once: (store, the run, its expected_ports rows). The chunked replays run on
+    copies."""
+    db = str(sample_stores.copy(sample_stores.ingested("link_flap"),
+                                tmp_path_factory.mktemp("link_flap") / "s.duckdb"))
     with Store.open(db) as store:
-        ingest_bundle(store, REPO / "sample_traces" / "link_flap")
         whole = replay(store.con, window_s=30)
     return db, whole, _expected_rows(db)
 
