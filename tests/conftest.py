@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import importlib
 import os
 import shutil
 from collections.abc import Iterator
@@ -124,6 +125,13 @@ def ingested_facts(con) -> dict:
 
 
 
+# modules whose constants tests monkeypatch (pool and child thresholds, commit sizes), with their
+# values at collection, before any test: SampleStores builds with these, whichever test asks first
+TUNED = ("collectors.store.ingest", "collectors.store.child", "collectors.store.writer")
+_SHIPPED = [(mod, name, getattr(mod, name)) for mod in map(importlib.import_module, TUNED)
+            for name in dir(mod) if name.isupper()]
+
+
 class SampleStores:
     """Stores of sample_traces/NAME built once per session, for the tests that only read them:
     `ingested(name)` (`ingest_bundle` into a new store) and `investigated(name)`
@@ -137,14 +145,26 @@ class SampleStores:
         self._docs: dict[str, dict] = {}
         self._sha: dict[Path, str] = {}
 
+    @staticmethod
+    def _as_shipped() -> pytest.MonkeyPatch:
+        """The TUNED modules' constants as they were before any test ran (undo() ends it)."""
+        env = pytest.MonkeyPatch()
+        for mod, name, value in _SHIPPED:
+            env.setattr(mod, name, value)
+        return env
+
     def ingested(self, name: str) -> Path:
         from collectors.store.ingest import ingest_bundle
         from collectors.store.writer import Store
 
         db = self.root / f"{name}.ingested.duckdb"
         if db not in self._sha:
-            with Store.open(db) as store:
-                ingest_bundle(store, REPO / "sample_traces" / name)
+            env = self._as_shipped()
+            try:
+                with Store.open(db) as store:
+                    ingest_bundle(store, REPO / "sample_traces" / name)
+            finally:
+                env.undo()
             self._sha[db] = _sha256(db)
         return db
 
@@ -153,7 +173,11 @@ class SampleStores:
 
         db = self.root / f"{name}.investigated.duckdb"
         if db not in self._sha:
-            self._docs[name] = investigate(REPO / "sample_traces" / name, db)
+            env = self._as_shipped()
+            try:
+                self._docs[name] = investigate(REPO / "sample_traces" / name, db)
+            finally:
+                env.undo()
             self._sha[db] = _sha256(db)
         return db
 
