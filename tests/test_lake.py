@@ -41,13 +41,13 @@ def _midnight_bundle(root: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def store_and_lake(tmp_path_factory) -> tuple[Path, Path]:
-    """A store with two sample bundles, a two-day bundle and replay rows; and its export."""
+def store_and_lake(tmp_path_factory, sample_stores) -> tuple[Path, Path]:
+    """A store with two sample bundles, a two-day bundle and replay rows; and its export (the
+    store: a copy of the session's two_faults ingest, the two-day bundle ingested after it)."""
     root = tmp_path_factory.mktemp("lake")
-    db = root / "s.duckdb"
+    db = sample_stores.copy(sample_stores.ingested("two_faults"), root / "s.duckdb")
     with Store.open(db) as s:
-        for b in (REPO / "sample_traces" / "two_faults", _midnight_bundle(root)):
-            ingest_bundle(s, b)
+        ingest_bundle(s, _midnight_bundle(root))
         s.con.execute("INSERT INTO replay_runs VALUES (TIMESTAMP '2026-11-30 04:00:00', "
                       "TIMESTAMP '2026-11-30 03:00:00', TIMESTAMP '2026-11-30 03:10:00', 10, 60, 1, 2, "
                       "96, 'ar', 'ok', NULL)")
