@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import copy
+import hashlib
+import importlib
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -82,14 +86,27 @@ def write(tmp_path: Path):
     return _write
 
 
+# set by `ray_cluster`: True once this session started its Ray the way `--ray local` does while
+# RAY_ADDRESS named a cluster that is down (test_replay's test_ray_local_ignores_ray_address)
+RAY_LOCAL_IGNORED_RAY_ADDRESS: list[bool] = []
+
+
 @pytest.fixture(scope="session")
 def ray_cluster():
     """A real local Ray with 2 CPUs for the whole session (about 8 s to start here), shared by
-    the sweep and replay tests; skipped where Ray is not installed (`pip install fabtwin[ray]`)."""
+    the sweep and replay tests; skipped where Ray is not installed (`pip install fabtwin[ray]`).
+
+    Started by `twin.parallel.ray_init("local")`, what `--ray local` runs, with RAY_ADDRESS
+    naming a port nobody listens on: a Ray started so proves that "local" never joins the
+    cluster RAY_ADDRESS names (one start for that proof and the tests that use it; a start in
+    a subprocess of its own took 8-11 s)."""
     ray = pytest.importorskip("ray")
-    started = not ray.is_initialized()
-    if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    from twin.parallel import ray_init
+
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("RAY_ADDRESS", "127.0.0.1:1")
+        started = ray_init("local", workers=2)
+    RAY_LOCAL_IGNORED_RAY_ADDRESS.append(started)
     yield ray
     if started:
         ray.shutdown()
@@ -106,3 +123,87 @@ def ingested_facts(con) -> dict:
         "rejects": con.execute("SELECT path, reason FROM rejects").fetchall(),
     }
 
+
+
+# modules whose constants tests monkeypatch (pool and child thresholds, commit sizes), with their
+# values at collection, before any test: SampleStores builds with these, whichever test asks first
+TUNED = ("collectors.store.ingest", "collectors.store.child", "collectors.store.writer")
+_SHIPPED = [(mod, name, getattr(mod, name)) for mod in map(importlib.import_module, TUNED)
+            for name in dir(mod) if name.isupper()]
+
+
+class SampleStores:
+    """Stores of sample_traces/NAME built once per session, for the tests that only read them:
+    `ingested(name)` (`ingest_bundle` into a new store) and `investigated(name)`
+    (`replay.investigate.investigate`; `document(name)` is what it returned, as `investigate
+    --json` prints it). Each costs 1-3 s to build, and several files read the same ones. A test
+    reads a store (`open_readonly`, `fabtwin report`) or writes to its own `copy`; the session
+    ends with an error if a test changed one."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._docs: dict[str, dict] = {}
+        self._sha: dict[Path, str] = {}
+
+    @staticmethod
+    def _as_shipped() -> pytest.MonkeyPatch:
+        """The TUNED modules' constants as they were before any test ran (undo() ends it)."""
+        env = pytest.MonkeyPatch()
+        for mod, name, value in _SHIPPED:
+            env.setattr(mod, name, value)
+        return env
+
+    def ingested(self, name: str) -> Path:
+        from collectors.store.ingest import ingest_bundle
+        from collectors.store.writer import Store
+
+        db = self.root / f"{name}.ingested.duckdb"
+        if db not in self._sha:
+            env = self._as_shipped()
+            try:
+                with Store.open(db) as store:
+                    ingest_bundle(store, REPO / "sample_traces" / name)
+            finally:
+                env.undo()
+            self._sha[db] = _sha256(db)
+        return db
+
+    def investigated(self, name: str) -> Path:
+        from replay.investigate import investigate
+
+        db = self.root / f"{name}.investigated.duckdb"
+        if db not in self._sha:
+            env = self._as_shipped()
+            try:
+                self._docs[name] = investigate(REPO / "sample_traces" / name, db)
+            finally:
+                env.undo()
+            self._sha[db] = _sha256(db)
+        return db
+
+    def document(self, name: str) -> dict:
+        """investigate()'s document for `name` (a copy: the test may change it)."""
+        self.investigated(name)
+        return copy.deepcopy(self._docs[name])
+
+    @staticmethod
+    def copy(db: Path, to: Path) -> Path:
+        """A private copy of a store, at `to`, to write to."""
+        shutil.copy(db, to)
+        return to
+
+    def changed(self) -> list[Path]:
+        return [db for db, sha in self._sha.items() if _sha256(db) != sha]
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="session")
+def sample_stores(tmp_path_factory) -> Iterator[SampleStores]:
+    """The session's `SampleStores`; fails the session's last test if a store was written."""
+    stores = SampleStores(tmp_path_factory.mktemp("sample-stores"))
+    yield stores
+    changed = stores.changed()
+    assert not changed, f"tests wrote to shared stores (copy them first): {changed}"

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import REPO
 
-from collectors.store.ingest import ingest_bundle
-from collectors.store.writer import Store
+from collectors.store.writer import open_readonly
 from twin.discover import from_cabling
 from twin.maxmin import max_min_rates
 from twin.routing import FabricState, route
@@ -16,10 +14,12 @@ from twin.workload import endpoints
 
 
 @pytest.fixture(scope="module")
-def cabling(tmp_path_factory):
-    with Store.open(tmp_path_factory.mktemp("d") / "s.duckdb") as s:
-        ingest_bundle(s, REPO / "sample_traces" / "basic")
-        return s.con.execute("SELECT device, ifname, peer_device, peer_ifname FROM neighbors").fetchall()
+def cabling(sample_stores):
+    con = open_readonly(sample_stores.ingested("basic"))  # the session's ingest of the bundle
+    try:
+        return con.execute("SELECT device, ifname, peer_device, peer_ifname FROM neighbors").fetchall()
+    finally:
+        con.close()
 
 
 def test_the_sample_fabric_is_rediscovered_from_lldp(cabling):

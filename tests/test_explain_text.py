@@ -7,10 +7,6 @@ from __future__ import annotations
 import json
 import re
 
-from click.testing import CliRunner
-from conftest import REPO
-
-from fabtwin.cli import main
 from replay.explain import _plain
 
 EXPONENT = re.compile(r"\d(?:\.\d+)?e[+-]\d")
@@ -21,11 +17,10 @@ def test_plain_numbers():
         "2,135,000", "3,050,000", "9,141", "0", "12.5", "0.0042", "0.00002"]
 
 
-def test_the_runner_ups_why_has_no_exponent(tmp_path):
-    out = CliRunner().invoke(main, ["investigate", str(REPO / "sample_traces" / "two_faults"),
-                                    "--db", str(tmp_path / "s.duckdb"), "--json", "-q"])
-    assert out.exit_code == 5, out.output
-    whys = [i["explanation"]["runner_up"]["why"] for i in json.loads(out.output)["incidents"]
+def test_the_runner_ups_why_has_no_exponent(sample_stores):
+    # investigate's document on two_faults, as `investigate --json` prints it (json.dumps)
+    doc = json.loads(json.dumps(sample_stores.document("two_faults"), default=str))
+    whys = [i["explanation"]["runner_up"]["why"] for i in doc["incidents"]
             if (i.get("explanation") or {}).get("runner_up")]
     assert any("unexplained (observed " in w for w in whys), whys
     assert not [w for w in whys if EXPONENT.search(w)], whys

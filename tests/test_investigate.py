@@ -9,17 +9,16 @@ from click.testing import CliRunner
 from conftest import REPO
 
 from fabtwin.cli import main
-from replay.investigate import investigate
 
 GALLERY = ["healthy", "link_down", "link_flap", "link_degraded", "congestion", "pfc_storm",
            "load_imbalance", "two_faults"]
 
 
 @pytest.mark.parametrize("name", GALLERY)
-def test_every_labelled_fault_is_found_and_nothing_else(tmp_path, name):
+def test_every_labelled_fault_is_found_and_nothing_else(sample_stores, name):
     bundle = REPO / "sample_traces" / name
     truth = json.loads((bundle / "labels.json").read_text())["faults"]
-    result = investigate(bundle, tmp_path / "s.duckdb")
+    result = sample_stores.document(name)  # investigate(bundle, a new store), once a session
     def key(x):
         return json.dumps([x["kind"], x["root_cause"]], sort_keys=True)
 
@@ -133,9 +132,13 @@ def test_a_missing_bundle_makes_no_store(tmp_path, monkeypatch):
     (["--from", "1796007600.5", "--to", "2026-11-30T03:05:00Z"], ["link_flap"],
      "2026-11-30T03:00:00.500Z"),
 ])
-def test_from_and_to_take_epoch_seconds_and_times_before_the_end(tmp_path, args, kinds, start):
+def test_from_and_to_take_epoch_seconds_and_times_before_the_end(sample_stores, tmp_path, args,
+                                                                 kinds, start):
+    # into a copy of the session's ingest of the bundle (its files are reused: the windows are
+    # under test, the ingest is not)
+    db = sample_stores.copy(sample_stores.ingested("two_faults"), tmp_path / "s.duckdb")
     out = CliRunner().invoke(main, ["investigate", str(REPO / "sample_traces" / "two_faults"),
-                                    "--db", str(tmp_path / "s.duckdb"), "--json", *args])
+                                    "--db", str(db), "--json", *args])
     assert out.exit_code == 5, out.output
     doc = json.loads(out.stdout)
     assert [i["kind"] for i in doc["incidents"]] == kinds

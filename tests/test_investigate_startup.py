@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from collectors.store.writer import one_thread_if
 
@@ -33,8 +34,9 @@ main()
 
 
 def _probe(tmp_path: Path, **env: str) -> dict:
-    """An investigate of sample_traces/two_faults from nothing in a fresh process: the modules
-    it imported by its end and the OpenBLAS threads it ran with."""
+    """An investigate of sample_traces/two_faults from nothing in a fresh process, into
+    tmp_path/s.duckdb: the modules it imported by its end, the OpenBLAS threads it ran with
+    and (key "stdout") what it printed."""
     environ = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
     out = subprocess.run([sys.executable, "-c", _PROBE, str(REPO / "sample_traces" / "two_faults"),
                           str(tmp_path / "s.duckdb")], capture_output=True, text=True,
@@ -42,11 +44,18 @@ def _probe(tmp_path: Path, **env: str) -> dict:
     assert out.returncode == 5, out.stderr  # incidents found
     assert [(i["kind"], i["score"]) for i in json.loads(out.stdout)["incidents"]] == [
         ("link_flap", 0.95), ("pfc_storm", 0.875)]
-    return json.loads(out.stderr.strip().splitlines()[-1])
+    return {**json.loads(out.stderr.strip().splitlines()[-1]), "stdout": out.stdout}
 
 
-def test_investigate_imports_no_tui_graph_or_simulator(tmp_path: Path) -> None:
-    probe = _probe(tmp_path)
+@pytest.fixture(scope="module")
+def probed(tmp_path_factory) -> tuple[dict, Path]:
+    """`_probe` with the user's environment, once for the module: (the probe, its store)."""
+    root = tmp_path_factory.mktemp("probe")
+    return _probe(root), root / "s.duckdb"
+
+
+def test_investigate_imports_no_tui_graph_or_simulator(probed) -> None:
+    probe, _ = probed
     loaded = [m for m in probe["modules"]
               if any(m == n or m.startswith(n + ".") for n in NOT_ON_THE_PATH)]
     assert loaded == []
@@ -85,21 +94,17 @@ def test_deferred_numpy_tools_load_when_used() -> None:
     assert out.stdout.split() == ["module", "True"]
 
 
-def test_fast_exit_leaves_a_checkpointed_store(tmp_path: Path) -> None:
+def test_fast_exit_leaves_a_checkpointed_store(probed, tmp_path: Path) -> None:
     """`fabtwin investigate` ends without the interpreter's teardown: its store is closed
-    (checkpointed, no WAL left) and its whole output written, with its exit code; a bundle that
-    is not there is still exit 2."""
-    db = tmp_path / "s.duckdb"
-    cmd = [sys.executable, "-m", "fabtwin.cli", "investigate", "-q",
-           str(REPO / "sample_traces" / "two_faults"), "--db", str(db)]
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path)
-    assert out.returncode == 5
-    assert out.stdout.startswith(f"store    {db}") and "#2 pfc_storm" in out.stdout
-    assert out.stdout.endswith("\n")
+    (checkpointed, no WAL left) and its whole output written, with its exit code (the probe's
+    run: exit 5 and its JSON whole, `_probe`); a bundle that is not there is still exit 2."""
+    probe, db = probed
+    assert json.loads(probe["stdout"])["store"] == str(db) and probe["stdout"].endswith("\n")
     assert not db.with_suffix(".duckdb.wal").exists()
     assert duckdb.connect(str(db), read_only=True).execute(
         "SELECT count(*) FROM incidents").fetchone()[0] == 2
-    out = subprocess.run([*cmd[:-3], str(tmp_path / "no-such-bundle"), "--db", str(db)],
-                         capture_output=True, text=True, env=env, cwd=tmp_path)
+    cmd = [sys.executable, "-m", "fabtwin.cli", "investigate", "-q"]
+    out = subprocess.run([*cmd, str(tmp_path / "no-such-bundle"), "--db", str(db)],
+                         capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)},
+                         cwd=tmp_path)
     assert out.returncode == 2 and out.stdout == ""

@@ -41,13 +41,13 @@ def _midnight_bundle(root: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def store_and_lake(tmp_path_factory) -> tuple[Path, Path]:
-    """A store with two sample bundles, a two-day bundle and replay rows; and its export."""
+def store_and_lake(tmp_path_factory, sample_stores) -> tuple[Path, Path]:
+    """A store with two sample bundles, a two-day bundle and replay rows; and its export (the
+    store: a copy of the session's two_faults ingest, the two-day bundle ingested after it)."""
     root = tmp_path_factory.mktemp("lake")
-    db = root / "s.duckdb"
+    db = sample_stores.copy(sample_stores.ingested("two_faults"), root / "s.duckdb")
     with Store.open(db) as s:
-        for b in (REPO / "sample_traces" / "two_faults", _midnight_bundle(root)):
-            ingest_bundle(s, b)
+        ingest_bundle(s, _midnight_bundle(root))
         s.con.execute("INSERT INTO replay_runs VALUES (TIMESTAMP '2026-11-30 04:00:00', "
                       "TIMESTAMP '2026-11-30 03:00:00', TIMESTAMP '2026-11-30 03:10:00', 10, 60, 1, 2, "
                       "96, 'ar', 'ok', NULL)")
@@ -202,18 +202,19 @@ def test_cli_export_then_sql_and_ingest_on_the_folder(store_and_lake, tmp_path):
     assert refused.exit_code == 2 and "not an empty directory" in refused.output
 
 
-def test_investigate_into_a_new_lake_gives_the_incidents_of_a_store(tmp_path):
+def test_investigate_into_a_new_lake_gives_the_incidents_of_a_store(sample_stores, tmp_path):
     bundle = REPO / "sample_traces" / "link_down"
     lake = tmp_path / "lake"
     lake.mkdir()  # empty: becomes a lake; its first replay once failed on the empty result tables
     into_lake = CliRunner().invoke(main, ["investigate", str(bundle), "--db", str(lake), "-q", "--json"])
-    into_file = CliRunner().invoke(main, ["investigate", str(bundle), "--db", str(tmp_path / "s.duckdb"),
-                                          "-q", "--json"])
-    assert into_lake.exit_code == into_file.exit_code == 5, into_lake.output
+    # into a store file: investigate's document, as `investigate --json` prints it (the
+    # session's: conftest's `sample_stores`)
+    into_file = json.dumps(sample_stores.document("link_down"), default=str)
+    assert into_lake.exit_code == 5, into_lake.output
     assert (lake / "lake.json").is_file()
     strip = lambda out: [{k: i[k] for k in ("kind", "root_cause", "start", "end", "score")}  # noqa: E731
                          for i in json.loads(out)["incidents"]]
-    assert strip(into_lake.stdout) == strip(into_file.stdout) != []
+    assert strip(into_lake.stdout) == strip(into_file) != []
 
 
 def test_ingest_refuses_a_folder_that_is_neither_empty_nor_a_lake(tmp_path):

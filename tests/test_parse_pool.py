@@ -26,7 +26,7 @@ from collectors.store.pool import (
     pack,
     unpack,
 )
-from collectors.store.writer import Store
+from collectors.store.writer import Store, open_readonly
 
 BUNDLE = Path(__file__).resolve().parent.parent / "sample_traces" / "two_faults"
 pytestmark = pytest.mark.usefixtures("pool_any_size")  # the pool on these small bundles
@@ -82,18 +82,32 @@ def ingest(bundle: Path, db: Path, workers: int):
     return summary, digests
 
 
-def test_workers_load_the_same_rows_as_one_process(bundle, tmp_path):
-    serial, serial_rows = ingest(bundle, tmp_path / "one.duckdb", workers=1)
-    pooled, pooled_rows = ingest(bundle, tmp_path / "two.duckdb", workers=2)
+@pytest.fixture(scope="module")
+def ingested(bundle, tmp_path_factory) -> dict[int, tuple]:
+    """`ingest` of the module's bundle (the pool at any size) once per worker count, 1 and 2:
+    workers -> (summary, digests, store). The tests compare them, or copy the store to write."""
+    root = tmp_path_factory.mktemp("ingested")
+    out = {}
+    with pytest.MonkeyPatch.context() as env:
+        env.setattr(ingest_mod, "POOL_MIN_BYTES", 0)  # as pool_any_size, for the module
+        for workers in (1, 2):
+            db = root / f"workers{workers}.duckdb"
+            out[workers] = (*ingest(bundle, db, workers=workers), db)
+    return out
+
+
+def test_workers_load_the_same_rows_as_one_process(ingested):
+    serial, serial_rows, _ = ingested[1]
+    pooled, pooled_rows, pooled_db = ingested[2]
     assert pooled_rows == serial_rows
     assert pooled.as_json()["files"] == serial.as_json()["files"]
     assert pooled.as_json()["skipped"] == serial.as_json()["skipped"] == [
         {"path": "nic/gpu-node-0001/notes.bin", "reason": "format not recognized by any parser"}]
     # the RDMA counters were named through ibdev2netdev, parsed by other workers before them
-    with Store.open(tmp_path / "two.duckdb") as store:
-        rdma = store.con.execute(
-            "SELECT DISTINCT s.ifname FROM samples s JOIN files f USING (file_id) "
-            "WHERE f.path LIKE '%mlx5_0.rdma.gz'").fetchall()
+    con = open_readonly(pooled_db)
+    rdma = con.execute("SELECT DISTINCT s.ifname FROM samples s JOIN files f USING (file_id) "
+                       "WHERE f.path LIKE '%mlx5_0.rdma.gz'").fetchall()
+    con.close()
     assert rdma == [("eth0",)]
     # the truncated file: its complete records are loaded, the cut line and the end rejected
     cut = next(f for f in pooled.files if f.path.endswith("eth9.ethtool.gz"))
@@ -102,9 +116,10 @@ def test_workers_load_the_same_rows_as_one_process(bundle, tmp_path):
     assert cut.first_reject.startswith("nic/gpu-node-0001/eth9.ethtool.gz:")
 
 
-def test_a_second_pooled_ingest_adds_nothing(bundle, tmp_path):
+def test_a_second_pooled_ingest_adds_nothing(bundle, ingested, tmp_path):
+    _, first, pooled_db = ingested[2]
     db = tmp_path / "s.duckdb"
-    _, first = ingest(bundle, db, workers=2)
+    shutil.copy(pooled_db, db)  # the first pooled ingest's store
     again, second = ingest(bundle, db, workers=2)
     assert second == first
     statuses = {f.status for f in again.files}
@@ -247,10 +262,10 @@ def test_a_small_bundle_on_two_workers_is_parsed_here(bundle, tmp_path, monkeypa
     assert here.as_json()["files"] == pooled.as_json()["files"]
 
 
-def test_chunks_parsed_here_load_the_rows_of_a_file_by_file_ingest(bundle, tmp_path,
+def test_chunks_parsed_here_load_the_rows_of_a_file_by_file_ingest(bundle, ingested, tmp_path,
                                                                    monkeypatch):
     # one process both times: small files in chunks (`LocalPool`), or each streamed alone
-    chunked, chunked_rows = ingest(bundle, tmp_path / "chunks.duckdb", workers=1)
+    chunked, chunked_rows, _ = ingested[1]
     monkeypatch.setattr(ingest_mod, "POOL_MAX_BYTES", 0)  # no file for the chunks
     alone, alone_rows = ingest(bundle, tmp_path / "alone.duckdb", workers=1)
     assert chunked_rows == alone_rows

@@ -19,7 +19,7 @@ import collectors.store.writer as store_mod
 from collectors.core.source import Sink
 from collectors.store.frames import with_predecessors
 from collectors.store.ingest import ingest_bundle
-from collectors.store.writer import Store
+from collectors.store.writer import Store, open_readonly
 
 T0 = 1_767_225_600  # 2026-01-01T00:00:00Z
 
@@ -240,11 +240,10 @@ def test_series_sharing_a_hash_only_shorten_each_others_runs(monkeypatch):
 
 
 @pytest.mark.parametrize("bundle", ["two_faults", "link_flap"])
-def test_sample_bundles_give_the_window_rates(tmp_path, bundle):
-    store = Store.open(tmp_path / "s.duckdb")
-    ingest_bundle(store, Path(__file__).parent.parent / "sample_traces" / bundle)
+def test_sample_bundles_give_the_window_rates(sample_stores, bundle):
+    con = open_readonly(sample_stores.ingested(bundle))  # the session's ingest of the bundle
     try:
-        assert store.con.execute("SELECT count(*) FROM port_rates").fetchone()[0] > 1000
-        assert_rates_match_the_window(store.con)
+        assert con.execute("SELECT count(*) FROM port_rates").fetchone()[0] > 1000
+        assert_rates_match_the_window(con)
     finally:
-        store.close()
+        con.close()

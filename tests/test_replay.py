@@ -12,7 +12,6 @@ import pytest
 from click.testing import CliRunner
 from conftest import REPO
 
-from collectors.store.ingest import ingest_bundle
 from collectors.store.writer import Store
 from fabtwin.cli import main
 from replay.detectors import find_load_imbalance
@@ -22,13 +21,14 @@ from twin.topology import FabricSpec, build
 
 
 @pytest.fixture(scope="module")
-def stores(tmp_path_factory) -> dict[str, str]:
-    """One replayed store per gallery bundle that the tests read."""
+def stores(tmp_path_factory, sample_stores) -> dict[str, str]:
+    """One replayed store per gallery bundle that the tests read (a copy of the session's
+    ingest of it, replayed)."""
     out = {}
     for name in ("healthy", "link_down", "load_imbalance"):
-        db = str(tmp_path_factory.mktemp(name) / "s.duckdb")
+        db = str(sample_stores.copy(sample_stores.ingested(name),
+                                    tmp_path_factory.mktemp(name) / "s.duckdb"))
         with Store.open(db) as store:
-            ingest_bundle(store, REPO / "sample_traces" / name)
             replay(store.con)
         out[name] = db
     return out
@@ -144,12 +144,10 @@ def test_replay_command_windows_and_json(two_faults, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def two_faults(tmp_path_factory) -> str:
-    """sample_traces/two_faults after investigate(), once for the module: the tests read it or
-    copy it."""
-    db = str(tmp_path_factory.mktemp("two_faults") / "two_faults-src.duckdb")
-    investigate(REPO / "sample_traces" / "two_faults", db)
-    return db
+def two_faults(sample_stores) -> str:
+    """sample_traces/two_faults after investigate(), once for the session (conftest's
+    `sample_stores`): the tests read it or copy it."""
+    return str(sample_stores.investigated("two_faults"))
 
 
 def test_investigate_stores_incidents_and_evidence(two_faults):
@@ -173,10 +171,9 @@ def test_investigate_stores_incidents_and_evidence(two_faults):
     assert all(link.startswith("leaf-p0-") for link in flap["rerouted_links"])
 
 
-def test_without_cabling_replay_says_so_and_the_detectors_still_run(tmp_path):
-    db = str(tmp_path / "s.duckdb")
+def test_without_cabling_replay_says_so_and_the_detectors_still_run(sample_stores, tmp_path):
+    db = str(sample_stores.copy(sample_stores.ingested("two_faults"), tmp_path / "s.duckdb"))
     with Store.open(db) as store:
-        ingest_bundle(store, REPO / "sample_traces" / "two_faults")
         store.con.execute("DELETE FROM neighbors")
     out = CliRunner().invoke(main, ["replay", "--db", db])
     assert out.exit_code == 5, out.output  # incidents found
@@ -218,12 +215,13 @@ def assert_same_replay(rows: list[tuple], reference: list[tuple], db: str) -> No
 
 
 @pytest.fixture(scope="module")
-def link_flap_whole(tmp_path_factory):
-    """sample_traces/link_flap ingested and replayed whole in 30 s windows, once: (store, the
-    run, its expected_ports rows). The chunked replays run on copies."""
-    db = str(tmp_path_factory.mktemp("link_flap") / "s.duckdb")
+def link_flap_whole(tmp_path_factory, sample_stores):
+    """sample_traces/link_flap ingested (a copy of the session's ingest) and replayed whole in
+    30 s windows, once: (store, the run, its expected_ports rows). The chunked replays run on
+    copies."""
+    db = str(sample_stores.copy(sample_stores.ingested("link_flap"),
+                                tmp_path_factory.mktemp("link_flap") / "s.duckdb"))
     with Store.open(db) as store:
-        ingest_bundle(store, REPO / "sample_traces" / "link_flap")
         whole = replay(store.con, window_s=30)
     return db, whole, _expected_rows(db)
 
@@ -340,11 +338,10 @@ def _stored(db: str) -> dict[str, list[tuple]]:
 
 @pytest.mark.parametrize("window", [["--from", "2020-01-01T00:00:00Z", "--to", "2020-01-02"],
                                     ["--from", "1577836800", "--to", "1577923200"]])
-def test_replay_of_a_window_without_data_is_an_error_and_keeps_the_diagnosis(tmp_path, window):
-    db = str(tmp_path / "s.duckdb")
-    first = CliRunner().invoke(main, ["investigate", str(REPO / "sample_traces" / "two_faults"),
-                                      "--db", db, "-q"])
-    assert first.exit_code == 5, first.output
+def test_replay_of_a_window_without_data_is_an_error_and_keeps_the_diagnosis(sample_stores,
+                                                                            tmp_path, window):
+    # two_faults investigated (as `fabtwin investigate` stores it), a copy of the session's
+    db = str(sample_stores.copy(sample_stores.investigated("two_faults"), tmp_path / "s.duckdb"))
     before = _stored(db)
     assert len(before["incidents"]) == 2
     out = CliRunner().invoke(main, ["replay", "--db", db, *window])
@@ -363,25 +360,15 @@ def test_replay_exit_code_says_whether_incidents_were_found(stores):
     assert faulty.exit_code == 5 and json.loads(faulty.stdout)["incidents"]
 
 
-RAY_LOCAL = """
-import sys
-from twin.parallel import run_tasks
-print(run_tasks(abs, [-3, 2], executor="ray", address="local", workers=1))
-"""
+def test_ray_local_ignores_ray_address(ray_cluster):
+    """`--ray local` starts a Ray here even where RAY_ADDRESS names a cluster (down here): the
+    session's Ray was started so (conftest's `ray_cluster`), and runs tasks."""
+    from conftest import RAY_LOCAL_IGNORED_RAY_ADDRESS
 
+    from twin.parallel import run_tasks
 
-def test_ray_local_ignores_ray_address():
-    """`--ray local` starts a Ray here even where RAY_ADDRESS names a cluster (down here)."""
-    pytest.importorskip("ray")
-    import os
-    import subprocess
-    import sys
-
-    env = {**os.environ, "RAY_ADDRESS": "127.0.0.1:1", "PYTHONPATH": str(REPO)}
-    out = subprocess.run([sys.executable, "-c", RAY_LOCAL], env=env, capture_output=True,
-                         text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.strip().splitlines()[-1] == "[3, 2]"
+    assert RAY_LOCAL_IGNORED_RAY_ADDRESS == [True] and ray_cluster.is_initialized()
+    assert run_tasks(abs, [-3, 2], executor="ray", address="local", workers=1) == [3, 2]
 
 
 def test_an_unreachable_ray_is_one_line_within_the_timeout(stores):

@@ -10,22 +10,18 @@ from datetime import timedelta
 import duckdb
 import numpy as np
 import pytest
-from conftest import REPO
 
 import replay.counters as rc
-from collectors.store.ingest import ingest_bundle
-from collectors.store.writer import Store
 from replay.expected import replay
 from replay.fabric import fabric_from_store
 from replay.investigate import views_once
 
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory) -> str:
-    path = str(tmp_path_factory.mktemp("grid") / "s.duckdb")
-    with Store.open(path) as store:
-        ingest_bundle(store, REPO / "sample_traces" / "two_faults")
-    return path
+def db(tmp_path_factory, sample_stores) -> str:
+    """sample_traces/two_faults ingested: a copy of the session's (the tests replay into it)."""
+    return str(sample_stores.copy(sample_stores.ingested("two_faults"),
+                                  tmp_path_factory.mktemp("grid") / "s.duckdb"))
 
 
 def test_observed_rates_are_each_windows_mean_in_time_order(db):

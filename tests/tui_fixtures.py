@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from collectors.store.writer import Store
-from fabtwin.tui.prepare import prepare_bundle
 
 REPO = Path(__file__).resolve().parents[1]
 # planted so sorting has something to reorder: the highest score, the earliest start, the first
@@ -20,10 +19,12 @@ PLANTED = (3, "congestion", "port", "leaf-p0-01:swp5", "2026-11-30 03:00:30",
 
 
 @pytest.fixture(scope="session")
-def two_faults_db(tmp_path_factory) -> Path:
-    """sample_traces/two_faults ingested and investigated, plus the PLANTED incident."""
-    db = tmp_path_factory.mktemp("tui") / "two_faults.duckdb"
-    prepare_bundle(REPO / "sample_traces" / "two_faults", db)
+def two_faults_db(tmp_path_factory, sample_stores) -> Path:
+    """sample_traces/two_faults ingested and investigated (`fabtwin tui BUNDLE` prepares it so:
+    fabtwin.tui.prepare), plus the PLANTED incident: a copy of the session's investigated
+    store (conftest's `sample_stores`)."""
+    db = sample_stores.copy(sample_stores.investigated("two_faults"),
+                            tmp_path_factory.mktemp("tui") / "two_faults.duckdb")
     with Store.open(db) as store:
         store.con.execute("INSERT INTO incidents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", PLANTED)
         store.con.execute("INSERT INTO incident_evidence VALUES (3, 1, ?)",
