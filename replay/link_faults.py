@@ -414,7 +414,8 @@ def find_low_speed(con: duckdb.DuckDBPyConnection) -> list[Incident]:
         ), fabric AS (SELECT host_link, median(bps) AS fabric_bps, count(*) AS links
                       FROM link_speed GROUP BY ALL)
         SELECT k.link_id, k.bps, k.host_link, f.fabric_bps, f.links AS fabric_links,
-            list({{'device': p.device, 'peer_bps': p.peer_bps, 'peers': p.peers}}) AS ends,
+            list({{'device': p.device, 'peer_bps': p.peer_bps, 'peers': p.peers}}
+                 ORDER BY p.device) AS ends,  -- ordered: the same evidence on every run
             bool_and(k.bps < {SPEED_RATIO} * p.peer_bps) AS below_every_device,
             (SELECT min(start) FROM low_at a JOIN links l ON a.port IN (l.port_a, l.port_b)
              WHERE l.link_id = k.link_id) AS start,
@@ -424,7 +425,8 @@ def find_low_speed(con: duckdb.DuckDBPyConnection) -> list[Incident]:
              WHERE l.link_id = k.link_id) AS still
         FROM link_speed k JOIN peers p USING (link_id) JOIN fabric f USING (host_link)
         GROUP BY ALL
-        HAVING below_every_device AND k.bps < {SPEED_RATIO} * f.fabric_bps""")
+        HAVING below_every_device AND k.bps < {SPEED_RATIO} * f.fabric_bps
+        ORDER BY k.link_id""")
     out = []
     for r in rows:
         peer = max(e["peer_bps"] for e in r["ends"])

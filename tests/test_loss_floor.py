@@ -60,13 +60,16 @@ def _sent(t: np.ndarray, cable: tuple, wobble: float = 0.0) -> np.ndarray:
 
 def _write(bundle: Path, loss: float, lossy: tuple[float, float] = (180.0, 480.0),
            scraped: float = SPAN, seed: int = 7, stamp_jitter: float = 0.0,
-           span: int = SPAN, step: int = STEP, wobble: float = 0.0) -> None:
+           span: int = SPAN, step: int = STEP, wobble: float = 0.0,
+           partial: int | None = None) -> None:
     """The bundle; `loss`: the share of what the leaf sends on the ramped cable that
     spine-p0-02 never counts, over the true seconds `lossy` (no error counter moves);
     `scraped`: the last true second at which spine-p0-02 was scraped; `stamp_jitter`: each
     read is stamped up to that many seconds off the instant its counters were read (an
     exporter that stamps the poll, not the read); `span`: seconds of the bundle; `step`: every
-    device's sample interval; `wobble`: the ramped cable's rate steps (`_sent`)."""
+    device's sample interval; `wobble`: the ramped cable's rate steps (`_sent`); `partial`: a
+    read of spine-p0-01 that carried only its discard counters (gnmic streams each path on its
+    own: the byte and packet updates of that instant never arrived)."""
     rng = np.random.default_rng(seed)
     n = span // step
     reads = {d: FIRST[d] + np.arange(n) * step + np.r_[0.0, rng.uniform(-0.2, 0.2, n - 1)]
@@ -93,10 +96,11 @@ def _write(bundle: Path, loss: float, lossy: tuple[float, float] = (180.0, 480.0
         for k, t in enumerate(reads[dev]):
             ts = int(round((T0 + t + SKEW[dev] + off[dev][k]) * NS))
             for ifn, c in sorted(ports[dev].items()):
-                notes.append(cumulus_notification(ts, dev, "counters", {
-                    "in-octets": int(c["rx_bytes"][k]), "out-octets": int(c["tx_bytes"][k]),
-                    "in-pkts": int(c["rx_packets"][k]), "out-pkts": int(c["tx_packets"][k])},
-                    ifname=ifn))
+                leaves = {"in-discards": 0, "out-discards": 0}
+                if not (dev == "spine-p0-01" and k == partial):
+                    leaves |= {"in-octets": int(c["rx_bytes"][k]), "out-octets": int(c["tx_bytes"][k]),
+                               "in-pkts": int(c["rx_packets"][k]), "out-pkts": int(c["tx_packets"][k])}
+                notes.append(cumulus_notification(ts, dev, "counters", leaves, ifname=ifn))
         fh = io.StringIO()
         write_json(notes, fh)
         (bundle / "gnmi").mkdir(parents=True, exist_ok=True)
@@ -127,10 +131,11 @@ def _write(bundle: Path, loss: float, lossy: tuple[float, float] = (180.0, 480.0
 
 def _diagnosed(tmp_path: Path, loss: float, lossy: tuple[float, float] = (180.0, 480.0),
                scraped: float = SPAN, stamp_jitter: float = 0.0, span: int = SPAN,
-               step: int = STEP, wobble: float = 0.0) -> tuple[list, duckdb.DuckDBPyConnection]:
+               step: int = STEP, wobble: float = 0.0, partial: int | None = None
+               ) -> tuple[list, duckdb.DuckDBPyConnection]:
     bundle, db = tmp_path / "b", tmp_path / "s.duckdb"
     _write(bundle, loss, lossy, scraped, stamp_jitter=stamp_jitter, span=span, step=step,
-           wobble=wobble)
+           wobble=wobble, partial=partial)
     ingest_alone(bundle, db)
     con = duckdb.connect(str(db))
     with views_once(con):
@@ -163,6 +168,19 @@ def test_a_steady_half_percent_loss_with_the_same_skew_is_found(tmp_path):
     assert found[0].score > 0.5
     # the loss runs 180 s .. 480 s after 03:00: windows 03:03 .. 03:08
     assert found[0].start.minute == 3 and found[0].end.minute <= 9
+
+
+def test_a_read_that_carried_no_byte_or_packet_counter_covers_none_of_their_seconds(tmp_path):
+    # writer3 seed 600 w3_033: a read whose octets and packets never arrived (its queue and
+    # pause paths did) was counted as seconds covered, so the spine's next read, spanning both
+    # intervals, spread its counts over 70 s of a 60 s window: a 14% "loss" at z 60
+    found, con = _diagnosed(tmp_path, 0.0, partial=25)
+    rows = con.execute("""SELECT count(*) FROM port_rates WHERE device = 'spine-p0-01'
+                          AND rx_packets_per_s IS NULL AND discards_per_s IS NOT NULL""").fetchone()
+    assert rows[0] == 8  # the partial read is there, one row per port, rates unknown
+    worst = con.execute("""SELECT max(abs(deficit_ratio)) FROM link_residuals
+                           WHERE status = 'ok' AND link_id LIKE '%spine-p0-01%'""").fetchone()[0]
+    assert worst < 1e-3 and found == []
 
 
 def test_a_loss_in_the_last_whole_window_is_found(tmp_path):

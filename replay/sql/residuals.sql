@@ -30,7 +30,11 @@ split AS (  -- each interval over the windows it overlaps: seconds of overlap `o
     WHERE w >= 0 AND w < {n_win} AND w <= floor(t1 / {window_s})
 )
 SELECT device || ':' || ifname AS port, device, w,
-    sum(o) FILTER (WHERE NOT reset) AS secs, bool_or(reset) AS reset, count(*) AS samples,
+    -- a read that carried none of the byte and packet counters (only queue or pause paths
+    -- arrived at that time) covers no second of them: its interval is the next read's
+    sum(o) FILTER (WHERE NOT reset AND coalesce(tx_bytes_per_s, rx_bytes_per_s, tx_packets_per_s,
+                                                rx_packets_per_s) IS NOT NULL) AS secs,
+    bool_or(reset) AS reset, count(*) AS samples,
     median(interval_s) AS sample_s,
     -- the quantum of the port's timestamps (a scrape stamped in ms, `date -Iseconds` in s): a
     -- boundary interpolated between reads can be off by that much of the port's traffic
