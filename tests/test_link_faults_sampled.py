@@ -52,3 +52,19 @@ def test_an_outage_timed_by_event_lines_predicts_its_reroute_with_no_free_parame
 def test_an_outage_only_oper_status_reads_bound_has_its_reroute_fitted(store, tmp_path):
     t = _reroute(store, tmp_path, events=False)
     assert not t.fixed and t.amax == 1.0
+
+
+def test_an_outage_read_from_oper_status_starts_where_the_carrier_counters_allow():
+    # w3_033: read down at 05:43:32.9 (a clock 1.2 s ahead) for a flap of 05:43:31.7-32.6; the
+    # spine's carrier counter moved over 05:43:22.4-32.9, the leaf's over 05:43:29.3-39.3
+    from datetime import datetime, timedelta
+
+    from replay.detectors import _read_bounds
+
+    def t(s: float) -> datetime:
+        return datetime(2026, 5, 15, 5, 43) + timedelta(seconds=s)
+
+    moves = [{"ts_start": t(22.4), "ts": t(32.9)}, {"ts_start": t(29.3), "ts": t(39.3)},
+             {"ts_start": t(50.0), "ts": t(60.0)}]  # a later move: another transition
+    assert _read_bounds([(t(32.9), t(42.7))], moves) == [(t(22.4), t(42.7))]
+    assert _read_bounds([(t(32.9), t(42.7))], []) == [(t(32.9), t(42.7))]
