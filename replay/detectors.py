@@ -64,11 +64,14 @@ def find_link_failures(con: duckdb.DuckDBPyConnection) -> list[Incident]:
     for r in rows:
         by_link.setdefault(_link_of(con, r["port_id"]), []).append(r)
     seen: dict[str, list] = {}
+    moves = counter_flaps(con)
     for link, downs in by_link.items():
         # both ends report each transition: downs that overlap are one outage
         outages = merge_outages((d["start"], d["end"] or end_of_window) for d in downs)
         seen[link] = [o for o in outages if (o[1] - o[0]).total_seconds() >= 1.0]  # skew blips
-    flaps = short_flaps(counter_flaps(con), seen)
+        if all(d["source"] != "event" for d in downs):
+            seen[link] = _read_bounds(seen[link], [m for m in moves if m["link"] == link])
+    flaps = short_flaps(moves, seen)
     out = []
     for link in dict.fromkeys([*by_link, *flaps]):
         downs = by_link.get(link, [])
@@ -99,6 +102,19 @@ def find_link_failures(con: duckdb.DuckDBPyConnection) -> list[Incident]:
                             f"link {link} flapped {n} time(s){down}{short}"
                             + (", and is down at the end" if still_down else ""),
                             evidence))
+    return out
+
+
+def _read_bounds(outages: list[tuple], moves: list[dict]) -> list[tuple]:
+    """Outages read only from oper-status samples, each from the earliest instant the
+    carrier counters that moved over its first read allow: a down read says the link was down
+    at that instant, and the transition lies in the sample interval the counters moved in,
+    which starts at the previous read (writer3 seed 600 w3_033: down 05:43:31.7-32.6 in true
+    time, read down at 05:43:32.9 by a clock 1.2 s ahead; the counters moved from 05:43:22.4)."""
+    out = []
+    for start, end in outages:
+        early = [m["ts_start"] for m in moves if m["ts_start"] <= start <= m["ts"]]
+        out.append((min([start, *early]), end))
     return out
 
 

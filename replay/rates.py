@@ -43,13 +43,14 @@ def rates_sql(columns: list[str], group: str, by_device: bool = True) -> str:
                                        ORDER BY n DESC, metric) = 1
         ), d AS (
             SELECT s.*, lag(value) OVER w AS prev, lag(ts) OVER w AS prev_ts,
+                   lag(value) OVER w - lag(value, 2) OVER w AS prev_step,
                    max(value) OVER (PARTITION BY series) AS series_max
             FROM s JOIN preferred USING (device, ifname, counter, qualifier, metric)
             WINDOW w AS (PARTITION BY series ORDER BY ts, file_id, line)  -- as views.sql
         ), r AS (
             SELECT device, ifname, counter, qualifier, ts,
                    epoch_us(ts - prev_ts) / 1e6 AS dt,
-                   counter_delta(value, prev, series_max) AS delta  -- views.sql's macro
+                   counter_delta(value, prev, series_max, prev_step) AS delta  -- views.sql's macro
             FROM d WHERE prev IS NOT NULL AND ts > prev_ts AND ts >= $t0
         ), q AS (
             SELECT device, ifname, counter, qualifier, {group} AS ts,

@@ -9,6 +9,8 @@ the detectors, each reading one symptom, report it as a rival root.
   flows converge on (`congestion`);
 - a link down or flapping: its traffic moves to its devices' other cables, which may run full
   and mark ECN from the outage on (`congestion`);
+- a link flapping: what it had in flight is lost while it is down, a deficit on the cable with
+  no error counter (a silent loss, `link_degraded`) in the windows the outage touches;
 - a congestion: the switch above the overloaded one, paused, fills its buffers and may drop
   what arrives from further up, counted nowhere, for as long as the overload lasts (a silent
   loss, `link_degraded`, into that switch or the congested one).
@@ -39,7 +41,7 @@ def fold_victims(con: duckdb.DuckDBPyConnection, incidents: list[Incident]) -> l
     folded: dict[int, Incident] = {}
     for victim, root in [*_slow_link_victims(con, incidents, ends),
                          *_imbalance_victims(incidents, ends), *_outage_victims(incidents, ends),
-                         *_congestion_victims(incidents, ends)]:
+                         *_flap_loss_victims(incidents), *_congestion_victims(incidents, ends)]:
         if id(victim) in folded or id(root) in folded or victim is root:
             continue
         folded[id(victim)] = root
@@ -72,25 +74,92 @@ def _overlap(a: Incident, b: Incident) -> bool:
 
 
 def _slow_link_victims(con: duckdb.DuckDBPyConnection, incidents: list[Incident], ends: dict):
-    """(load_imbalance, slow link) pairs: a switch one of whose uplinks is the slow cable or
-    leads into its upper end, and whose other uplinks are even (or fewer than two)."""
+    """(load_imbalance, slow link) pairs: a switch some but not all of whose uplinks lead to
+    paths across the slow cable (`_crossing`), those uplinks carrying less than its others
+    (paths through a slower cable draw less: adaptive routing steers away from them, congestion
+    control throttles what a hash keeps on them), its other uplinks even (or fewer than two),
+    from the slow link's start on. An uplink heavier than its peers, or uneven uplinks the
+    slow cable does not reach, is a fault of its own."""
     slow = [i for i in incidents if i.kind == "link_degraded" and i.root_type == "link"
             and any("speed_bps" in e for e in i.evidence)]
     uneven = [i for i in incidents if i.kind == "load_imbalance"]
-    floor = imbalance_floor(con) if slow and uneven else 0.0  # one noise-floor query, not one per link
-    for root in slow if uneven else []:
-        ports = root.root_id.split("--", 1)
-        upper = [ends[p][0] for p in ports if p in ends and not ends[p][2]]
-        into = [p for p, (dev, peer, up) in ends.items()
-                if up and (p in ports or peer in upper)]
+    if not slow or not uneven:
+        return
+    floor = imbalance_floor(con)  # one noise-floor query, not one per link
+    window = _window(con)
+    for root in slow:
+        crossing = _crossing(ends, root.root_id.split("--", 1), {i.root_id for i in uneven})
+        into = sorted(p for ports in crossing.values() for p in ports)
         spread = {r["device"]: r for r in rows_of(con, IMBALANCE_LEAVING_OUT,
                                                   {"left_out": into or [""], "floor": floor})}
         for inc in uneven:
-            if not any(ends[p][0] == inc.root_id for p in into):
+            if inc.root_id not in crossing or not _overlap(inc, root) or (
+                    root.start and inc.start and inc.start < root.start - BEFORE_OUTAGE - window):
+                continue
+            if not _lighter(con, inc, crossing[inc.root_id]):
                 continue
             r = spread.get(inc.root_id)
             if r is None or r["share"] < 0.5 or r["cv"] <= floor:
                 yield inc, root
+
+
+def _window(con: duckdb.DuckDBPyConnection) -> timedelta:
+    """The replay's window: an incident's start is its first window's."""
+    rows = con.execute("SELECT max(window_end - window_start) FROM expected_ports").fetchall()
+    return rows[0][0] if rows and rows[0][0] is not None else timedelta(0)
+
+
+def _crossing(ends: dict, cable: list[str], devices: set[str]) -> dict[str, set[str]]:
+    """Per switch of `devices`, those of its uplinks (2 or more) whose up-then-down paths can cross the
+    cable, when some of its uplinks' paths cannot: the cable itself; one below the cable's
+    lower end (its traffic climbs through the cable); or one from which the cable's upper end
+    is reached up and then down (a path descending through the cable), as in a 3-tier fabric
+    the cores above one aggregation switch reach the far pods only through the aggregation
+    switches they are cabled to. Paths through the switch itself do not count."""
+    ups: dict[str, set[tuple[str, str]]] = {}
+    for port, (dev, peer, up) in ends.items():
+        if up and peer is not None:
+            ups.setdefault(dev, set()).add((port, peer))
+    lower = {ends[p][0] for p in cable if p in ends and ends[p][2]}
+    upper = {ends[p][1] for p in cable if p in ends and ends[p][2]}
+    if not lower or not upper:
+        return {}
+    above: dict[str, set[str]] = {}
+
+    def climb(dev: str) -> set[str]:  # dev and every switch above it
+        if dev not in above:
+            above[dev] = {dev}.union(*(climb(x) for _, x in ups.get(dev, ())))
+        return above[dev]
+
+    # a path up from x and down to the cable's upper end exists when they share a switch above
+    meets = set().union(*(climb(u) for u in upper))
+    out: dict[str, set[str]] = {}
+    for dev in devices:
+        links = ups.get(dev, set())
+        if len(links) < 2:
+            continue
+        hit = set()
+        for port, x in links:
+            if port in cable or (dev not in lower | upper
+                                 and (lower & climb(x) or meets & climb(x))):
+                hit.add(port)
+        if hit and len(hit) < len(links):
+            out[dev] = hit
+    return out
+
+
+def _lighter(con: duckdb.DuckDBPyConnection, inc: Incident, ports: set[str]) -> bool:
+    """Whether the switch's uplinks in `ports` carried less, on average over the incident's
+    windows, than its other uplinks."""
+    rows = con.execute("""
+        SELECT port_id, avg(observed_tx_bytes_per_s) FROM expected_ports
+        WHERE device = ? AND uplink AND observed_tx_bytes_per_s IS NOT NULL
+          AND window_end > coalesce(?::TIMESTAMP, '-infinity'::TIMESTAMP)
+          AND window_start < coalesce(?::TIMESTAMP, 'infinity'::TIMESTAMP)
+        GROUP BY port_id""", [inc.root_id, inc.start, inc.end]).fetchall()
+    on = [v for p, v in rows if p in ports]
+    off = [v for p, v in rows if p not in ports]
+    return bool(on and off) and sum(on) / len(on) < sum(off) / len(off)
 
 
 def _imbalance_victims(incidents: list[Incident], ends: dict):
@@ -119,6 +188,25 @@ def _outage_victims(incidents: list[Incident], ends: dict):
                 continue
             dev, peer, _ = ends[inc.root_id]
             if _overlap(inc, root) and (dev in devices or peer in devices):
+                yield inc, root
+
+
+def _flap_loss_victims(incidents: list[Incident]):
+    """(silent loss, link flap or down) pairs on the same cable: what was in flight or queued
+    for it while it was down is lost with no error counter, a deficit (`find_silent_loss`'s
+    evidence names its direction and windows) in the windows the outage touches: one window
+    of slack either side (a flap shorter than a sample is timed only by its reads). A loss
+    outlasting that is a fault of its own."""
+    for root in (i for i in incidents if i.kind in ("link_flap", "link_down")):
+        for inc in incidents:
+            head = inc.evidence[0] if inc.evidence else {}
+            if (inc.kind != "link_degraded" or inc.root_id != root.root_id
+                    or "direction" not in head or not head.get("windows")
+                    or None in (inc.start, inc.end, root.start)):
+                continue
+            window = (inc.end - inc.start) / head["windows"]
+            if (root.start - window <= inc.start
+                    and (root.end is None or inc.end <= root.end + window)):
                 yield inc, root
 
 

@@ -60,13 +60,16 @@ def _sent(t: np.ndarray, cable: tuple, wobble: float = 0.0) -> np.ndarray:
 
 def _write(bundle: Path, loss: float, lossy: tuple[float, float] = (180.0, 480.0),
            scraped: float = SPAN, seed: int = 7, stamp_jitter: float = 0.0,
-           span: int = SPAN, step: int = STEP, wobble: float = 0.0) -> None:
+           span: int = SPAN, step: int = STEP, wobble: float = 0.0,
+           partial: int | None = None, missed: tuple[str, ...] = ()) -> None:
     """The bundle; `loss`: the share of what the leaf sends on the ramped cable that
     spine-p0-02 never counts, over the true seconds `lossy` (no error counter moves);
     `scraped`: the last true second at which spine-p0-02 was scraped; `stamp_jitter`: each
     read is stamped up to that many seconds off the instant its counters were read (an
     exporter that stamps the poll, not the read); `span`: seconds of the bundle; `step`: every
-    device's sample interval; `wobble`: the ramped cable's rate steps (`_sent`)."""
+    device's sample interval; `wobble`: the ramped cable's rate steps (`_sent`); `partial`: a
+    read of spine-p0-01 that lacks the counters `missed` (gnmic streams each path on its own:
+    those updates of that instant never arrived)."""
     rng = np.random.default_rng(seed)
     n = span // step
     reads = {d: FIRST[d] + np.arange(n) * step + np.r_[0.0, rng.uniform(-0.2, 0.2, n - 1)]
@@ -93,10 +96,12 @@ def _write(bundle: Path, loss: float, lossy: tuple[float, float] = (180.0, 480.0
         for k, t in enumerate(reads[dev]):
             ts = int(round((T0 + t + SKEW[dev] + off[dev][k]) * NS))
             for ifn, c in sorted(ports[dev].items()):
-                notes.append(cumulus_notification(ts, dev, "counters", {
-                    "in-octets": int(c["rx_bytes"][k]), "out-octets": int(c["tx_bytes"][k]),
-                    "in-pkts": int(c["rx_packets"][k]), "out-pkts": int(c["tx_packets"][k])},
-                    ifname=ifn))
+                leaves = {"in-discards": 0, "out-discards": 0,
+                          "in-octets": int(c["rx_bytes"][k]), "out-octets": int(c["tx_bytes"][k]),
+                          "in-pkts": int(c["rx_packets"][k]), "out-pkts": int(c["tx_packets"][k])}
+                if dev == "spine-p0-01" and k == partial:
+                    leaves = {n: v for n, v in leaves.items() if n not in missed}
+                notes.append(cumulus_notification(ts, dev, "counters", leaves, ifname=ifn))
         fh = io.StringIO()
         write_json(notes, fh)
         (bundle / "gnmi").mkdir(parents=True, exist_ok=True)
@@ -127,10 +132,11 @@ def _write(bundle: Path, loss: float, lossy: tuple[float, float] = (180.0, 480.0
 
 def _diagnosed(tmp_path: Path, loss: float, lossy: tuple[float, float] = (180.0, 480.0),
                scraped: float = SPAN, stamp_jitter: float = 0.0, span: int = SPAN,
-               step: int = STEP, wobble: float = 0.0) -> tuple[list, duckdb.DuckDBPyConnection]:
+               step: int = STEP, wobble: float = 0.0, partial: int | None = None,
+               missed: tuple[str, ...] = ()) -> tuple[list, duckdb.DuckDBPyConnection]:
     bundle, db = tmp_path / "b", tmp_path / "s.duckdb"
     _write(bundle, loss, lossy, scraped, stamp_jitter=stamp_jitter, span=span, step=step,
-           wobble=wobble)
+           wobble=wobble, partial=partial, missed=missed)
     ingest_alone(bundle, db)
     con = duckdb.connect(str(db))
     with views_once(con):
@@ -165,6 +171,22 @@ def test_a_steady_half_percent_loss_with_the_same_skew_is_found(tmp_path):
     assert found[0].start.minute == 3 and found[0].end.minute <= 9
 
 
+@pytest.mark.parametrize("missed", [("in-octets", "out-octets", "in-pkts", "out-pkts"),
+                                    ("in-octets", "in-pkts")], ids=["all", "rx"])
+def test_a_read_that_missed_counters_covers_none_of_their_seconds(tmp_path, missed):
+    # writer3 seed 600: w3_033, a read whose octets and packets never arrived (its queue and
+    # pause paths did), and w3_039, one whose rx counters never arrived, were counted as
+    # seconds of them, so the spine's next read, its rate of them spanning both intervals,
+    # spread its counts over 70 s of a 60 s window: a 14% "loss" at z 55-60
+    found, con = _diagnosed(tmp_path, 0.0, partial=25, missed=missed)
+    rows = con.execute("""SELECT count(*) FROM port_rates WHERE device = 'spine-p0-01'
+                          AND rx_packets_per_s IS NULL AND discards_per_s IS NOT NULL""").fetchone()
+    assert rows[0] == 8  # the partial read is there, one row per port, rates unknown
+    worst = con.execute("""SELECT max(abs(deficit_ratio)) FROM link_residuals
+                           WHERE status = 'ok' AND link_id LIKE '%spine-p0-01%'""").fetchone()[0]
+    assert worst < 1e-3 and found == []
+
+
 def test_a_loss_in_the_last_whole_window_is_found(tmp_path):
     # from 480 s to the end, and the spine's scrape stops at 570 s: its 03:09 window is partial,
     # 03:08 beside it lies more than a sample interval inside every end's reads: trusted
@@ -195,6 +217,27 @@ def test_a_two_percent_loss_lasting_the_bundle_is_found_though_no_run_stands_out
     assert head["direction"] == "leaf-p0-01:swp9 -> spine-p0-02:swp1"
     assert head["windows"] >= 15 and 1.8 < head["mean_deficit_pct"] < 2.2
     assert found[0].score > 0.5
+
+
+def test_a_loss_of_106_s_none_of_whose_windows_stands_out_alone_is_found(tmp_path):
+    """0.8% for 106 s, from 27 s into a window (writer2 seed 8000 w026: 1% for 106 s, z 2.99
+    and 5.4 in its two windows, Stouffer 6.0, short of Z_REAL): reads stamped up to 0.1 s off
+    give each window a sigma of about 0.11%. Counters are cumulative, so the inner boundary of
+    adjacent windows cancels in their sum: its noise, measured on the bundle's other
+    directions, is about one window's, while the deficit adds up."""
+    found, con = _diagnosed(tmp_path, 0.008, (207.0, 313.0), scraped=1200.0, stamp_jitter=0.1,
+                            span=1200)
+    assert 0.0008 < _window_sigma(con) < 0.0015
+    assert [(i.kind, i.root_id) for i in found] == [("link_degraded", LINK)]
+    head = found[0].evidence[0]
+    assert head["direction"] == "leaf-p0-01:swp9 -> spine-p0-02:swp1" and head["evidence_z"] > 8
+    # the loss runs 207 s .. 313 s: windows 03:03 .. 03:05 (the last holds 13 s of it)
+    assert (found[0].start.minute, found[0].end.minute) == (3, 6)
+
+
+def test_the_same_small_stamp_noise_without_loss_is_no_incident(tmp_path):
+    found, _ = _diagnosed(tmp_path, 0.0, scraped=1200.0, stamp_jitter=0.1, span=1200)
+    assert found == []
 
 
 def test_the_same_stamp_noise_without_loss_is_no_incident(tmp_path):

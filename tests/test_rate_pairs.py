@@ -32,10 +32,11 @@ WITH s AS (
     WHERE k.kind = 'counter' AND s.value IS NOT NULL AND isfinite(s.value)
 ), d AS (
     SELECT *, lag(value) OVER w AS prev, lag(ts) OVER w AS prev_ts,
+        lag(value) OVER w - lag(value, 2) OVER w AS prev_step,
         max(value) OVER (PARTITION BY series) AS series_max
     FROM s WINDOW w AS (PARTITION BY series ORDER BY ts, file_id, line)
 ), r AS (
-    SELECT *, counter_delta(value, prev, series_max) AS raw_delta
+    SELECT *, counter_delta(value, prev, series_max, prev_step) AS raw_delta
     FROM d WHERE prev IS NOT NULL AND ts > prev_ts
 )
 SELECT device, ifname, counter, qualifier, metric, prev_ts AS ts_start, ts,

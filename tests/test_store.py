@@ -51,6 +51,33 @@ def test_32bit_wrap_is_added_back(store, write, tmp_path):
     assert rates(store) == [(10, 1500.0, 150.0, True, False)]
 
 
+# writer3's clear (seed 600 w3_020, agg-p1-03:swp1 tx_packets): a 64-bit counter at 3.6e9,
+# counting 1.5e8 a read, cleared at 16:11:04.9 and read 3.2 s later
+CLEARED = [3161517012, 3312883537, 3457651028, 3608752626, 23221030, 179267607, 333038645]
+
+
+def test_a_counter_cleared_below_2_to_the_32_is_a_clear_not_a_wrap(store, write, tmp_path):
+    # at its pace the counter was 4.5 steps short of 2^32: it cannot have wrapped in one read
+    # (read as a wrap: 7.09e8, 4.7x the interval's increase)
+    write("b/c.csv", csv_samples([(30 * k, "leaf-1", "swp1", "tx_packets", v)
+                                  for k, v in enumerate(CLEARED)]))
+    ingest_bundle(store, tmp_path / "b")
+    got = rates(store, counter="tx_packets")
+    assert got[3] == (120, None, None, False, True)
+    assert [r[1] for r in got[4:]] == [CLEARED[5] - CLEARED[4], CLEARED[6] - CLEARED[5]]
+
+
+def test_a_32bit_counter_wrapping_at_its_pace_is_added_back(store, write, tmp_path):
+    # the same pace, but a 32-bit counter one step from its top: it wrapped
+    steps = [2**32 - 4 * 150_000_000 + 150_000_000 * k for k in range(6)]
+    write("b/c.csv", csv_samples([(30 * k, "leaf-1", "swp1", "tx_packets", v % 2**32)
+                                  for k, v in enumerate(steps)]))
+    ingest_bundle(store, tmp_path / "b")
+    got = rates(store, counter="tx_packets")
+    assert [r[1] for r in got] == [150_000_000.0] * 5
+    assert [r[3] for r in got] == [False, False, False, True, False]
+
+
 def test_64bit_wrap_is_added_back(store, write, tmp_path):
     write("b/c.csv", csv_samples([(0, "leaf-1", "swp1", "rx_bytes", 2**64 - 2**20),
                                   (10, "leaf-1", "swp1", "rx_bytes", 2**20)]))

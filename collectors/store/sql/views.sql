@@ -1,18 +1,28 @@
 -- fabtwin store: views. Recreated on every write-open; names and columns are a public interface.
 
--- one rate per counter sample interval (value is in canonical units). A decrease is a wrap when the previous raw value was in
--- the top half of the 32-bit range and the series never exceeded 2^32 (or in the top half of the
--- 64-bit range); any other decrease is a reset (reboot, clear counters): delta and rate are NULL
--- and `reset` is true, so a reset never shows as a huge or negative rate.
+-- one rate per counter sample interval (value is in canonical units). A decrease is a wrap when
+-- the counter was near the top of the 32-bit range at its own pace and the series never exceeded
+-- 2^32, or in the top half of the 64-bit range (`counter_delta`); any other decrease is a reset
+-- (reboot, clear counters): delta and rate are NULL and `reset` is true, so a reset never shows
+-- as a huge or negative rate.
 -- A series (device, ifname, metric, qualifier) is partitioned by its 64-bit hash: sorting on one
 -- integer instead of four strings halves the cost (two series of 100,000 would share a hash
 -- with a probability of 3e-10).
--- the increase of a counter from `prev` to `value`: a decrease is a wrap when `prev` was in the top
--- half of the 32-bit range and the series never exceeded 2^32 (or in the top half of the 64-bit
--- range); any other decrease is a reset (NULL)
-CREATE OR REPLACE MACRO counter_delta(value, prev, series_max) AS CASE
+-- the increase of a counter from `prev` to `value`, `step` being the series' increase over the
+-- interval before `prev` (NULL, the default, where unknown). A decrease is a 32-bit wrap only
+-- when the series never exceeded 2^32 and `prev` was within two steps of 2^32 at the counter's
+-- own pace (its previous step, or `value`, counted since the wrap, where that is more): at
+-- that pace (a rate at most doubling from one interval to the next) it had to wrap before the
+-- next read. A 64-bit counter cleared while below 2^32 (writer3's clears: 3.6e9 packets, 1.5e8
+-- a step, to 2.3e7) is not near the top at its pace: read as a wrap it gave 4.7x the
+-- interval's true increase. A decrease from the top half of the 64-bit range is a 64-bit wrap;
+-- any other decrease is a reset or a clear: NULL (unknown), so a clear never shows as a huge
+-- or negative rate, and a real wrap of a rate that jumped is one interval unknown, never a
+-- bogus rate.
+CREATE OR REPLACE MACRO counter_delta(value, prev, series_max, step := NULL) AS CASE
     WHEN value >= prev THEN value - prev
-    WHEN prev >= 2147483648 AND series_max < 4294967296 THEN value + 4294967296 - prev
+    WHEN series_max < 4294967296 AND prev >= 2147483648
+         AND 4294967296 - prev <= 2 * greatest(step, value) THEN value + 4294967296 - prev
     WHEN prev >= 9223372036854775808 THEN value + 18446744073709551616 - prev
 END;
 
@@ -42,27 +52,31 @@ WITH s AS NOT MATERIALIZED (FROM rate_samples(counters)),
 c AS (
     SELECT series, port, counter, ts, value, file_id, line, head, tail,
         lag(ts) OVER w AS prev_ts, lag(value) OVER w AS prev_value,
+        -- the increase into the previous row (a run's tail): stored with it, or (a tail that
+        -- is also a head) from the row before it, the tail of the run before
+        coalesce(lag(prev_delta) OVER w, lag(value) OVER w - lag(value, 2) OVER w) AS prev_step,
         lag(head AND NOT tail) OVER w AS after_open_head
     FROM s WHERE head OR tail
     WINDOW w AS (PARTITION BY series ORDER BY ts, file_id, line)
 ), mixed AS (SELECT DISTINCT series FROM c WHERE head AND after_open_head),
 heads AS (
-    SELECT series, port, counter, ts, file_id, line, value, head, prev_ts, prev_value,
+    SELECT series, port, counter, ts, file_id, line, value, head, prev_ts, prev_value, prev_step,
         max(value) FILTER (WHERE tail) OVER (PARTITION BY series) AS series_max
     FROM c WHERE series NOT IN (SELECT series FROM mixed)
 ), w AS (
     SELECT series, port, counter, ts, file_id, line, value,
         lag(ts) OVER o AS prev_ts, lag(value) OVER o AS prev_value,
+        lag(value) OVER o - lag(value, 2) OVER o AS prev_step,
         max(value) OVER (PARTITION BY series) AS series_max
     FROM s SEMI JOIN mixed USING (series)
     WINDOW o AS (PARTITION BY series ORDER BY ts, file_id, line)
 ), paired AS (
     SELECT series, port, counter, ts, file_id, line, prev_ts,
-        counter_delta(value, prev_value, series_max) AS delta, value < prev_value AS fell
+        counter_delta(value, prev_value, series_max, prev_step) AS delta, value < prev_value AS fell
     FROM heads WHERE head AND prev_ts IS NOT NULL
     UNION ALL
     SELECT series, port, counter, ts, file_id, line, prev_ts,
-        counter_delta(value, prev_value, series_max), value < prev_value
+        counter_delta(value, prev_value, series_max, prev_step), value < prev_value
     FROM w WHERE prev_ts IS NOT NULL
 )
 SELECT series, port, counter, file_id, line, ts - to_microseconds(prev_gap_us) AS ts_start, ts,

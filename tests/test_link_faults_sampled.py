@@ -1,0 +1,70 @@
+"""A flap's reroute on the twin, when only oper-status reads time the outage (issue 17: flaps
+shorter than a sample). One read down between two up reads says the link was down at that
+instant, for anything from a blink to two intervals: writer3 seed 600 w3_033's flap was down
+0.9 s, read as 9.9 s, and the twin's reroute for 9.9 s explained less than nothing, which capped
+the flap at 0.225, tied with a false loss. Such a reroute's size is fitted; an outage that event
+lines time is predicted with no free parameter. sample_traces/two_faults' flap (leaf-p0-02:swp5,
+logged by syslog and read by oper-status), investigated once, then its event lines removed."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from replay.explain import _model
+from replay.hypotheses import link_hypothesis
+from replay.investigate import investigate, views_once
+
+REPO = Path(__file__).resolve().parents[1]
+LINK = "leaf-p0-02:swp5--spine-p0-01:swp2"
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> Path:
+    db = tmp_path_factory.mktemp("flap") / "s.duckdb"
+    investigate(REPO / "sample_traces" / "two_faults", db)
+    return db
+
+
+def _reroute(db: Path, tmp_path: Path, events: bool):
+    copy = tmp_path / "c.duckdb"
+    shutil.copy(db, copy)
+    con = duckdb.connect(str(copy))
+    if not events:  # the same outages, seen only by the oper-status reads of its spine end
+        con.execute("DELETE FROM events WHERE kind IN ('link_down', 'link_up')")
+    with views_once(con):
+        m = _model(con)
+        flap = con.execute("SELECT min(start), max(\"end\") FROM link_state_intervals "
+                           "WHERE state = 'down'").fetchall()[0]
+        h = link_hypothesis(m, "link_flap", LINK, *flap, None)
+    con.close()
+    return next(t for t in h.templates if t.name == "reroute")
+
+
+def test_an_outage_timed_by_event_lines_predicts_its_reroute_with_no_free_parameter(store, tmp_path):
+    t = _reroute(store, tmp_path, events=True)
+    assert t.fixed
+
+
+def test_an_outage_only_oper_status_reads_bound_has_its_reroute_fitted(store, tmp_path):
+    t = _reroute(store, tmp_path, events=False)
+    assert not t.fixed and t.amax == 1.0
+
+
+def test_an_outage_read_from_oper_status_starts_where_the_carrier_counters_allow():
+    # w3_033: read down at 05:43:32.9 (a clock 1.2 s ahead) for a flap of 05:43:31.7-32.6; the
+    # spine's carrier counter moved over 05:43:22.4-32.9, the leaf's over 05:43:29.3-39.3
+    from datetime import datetime, timedelta
+
+    from replay.detectors import _read_bounds
+
+    def t(s: float) -> datetime:
+        return datetime(2026, 5, 15, 5, 43) + timedelta(seconds=s)
+
+    moves = [{"ts_start": t(22.4), "ts": t(32.9)}, {"ts_start": t(29.3), "ts": t(39.3)},
+             {"ts_start": t(50.0), "ts": t(60.0)}]  # a later move: another transition
+    assert _read_bounds([(t(32.9), t(42.7))], moves) == [(t(22.4), t(42.7))]
+    assert _read_bounds([(t(32.9), t(42.7))], []) == [(t(32.9), t(42.7))]
