@@ -289,11 +289,13 @@ MEDIAN_BAR, P99_BAR = 0.15, 0.25
 # down to the congested host port (`twin.maxmin.paused_port_fair`)
 # loop: PFC's pause/resume loop costs a lossless port fed by few fast ingress ports part of its
 # speed (`twin.pfc_loop`; inputs: htsim_roce's XOFF/XON thresholds, packet size, 1 us wires)
+# reps: UEC's `ar` as REPS over the same window and queue model, entropies recycled on
+# unmarked ACKs (`twin.reps`; only where `paths` applies: a fabric with a slowed link)
 # `--without NAME` / `--with NAME`: the Transport field each switch sets, and to what
 _OFF = {"window": ("window_bdp", None), "trim": ("trimming", False), "pfc": ("lossless", False),
         "hash": ("paths", 0), "incast": ("incast_windows", False), "paths": ("path_windows", False),
         "paced": ("paced", False), "hol": ("hol_blocking", False), "paused": ("paused_fair", False),
-        "loop": ("pause_loop", False)}
+        "loop": ("pause_loop", False), "reps": ("reps", False)}
 _ON = {"paths_everywhere": ("path_windows_everywhere", True)}
 # transport: no Transport at all; draws: ECMP on the twin's one hash draw (seed 0) instead of
 # the pool over draws (`twin.hash_draws`)
