@@ -25,6 +25,8 @@ same rates: the delay average stays under the target). Left out (a reduction of 
 copy): quick_adapt and fast_increase (the achieved bytes stay above maxwnd / 8; the slow
 paths' delays reset fast_increase's count every few packets), the ACKs' own path (ACKs take no
 queue), propagation inside a step (one step is two packet times at the sender's speed).
+UEC's `ar` regime, REPS, runs in the same model (`Transport.reps`): each path's share of a
+flow's sends moves with the entropies its unmarked ACKs hand back (`twin.reps.recycle`).
 """
 
 from __future__ import annotations
