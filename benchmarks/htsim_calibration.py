@@ -236,7 +236,10 @@ queue in an instrumented scratch copy of htsim_uec (not in the repository): the 
 ToR-uplink packets offered to the slowed spines, failed4 REPS 38.5% / oblivious 50.2% (twin
 43.1% / 49.9%), perm288 failed3 REPS 20.2% / oblivious 24.8%; the rule's fixed point from
 htsim's own per-queue trims and marks gives 44% and 20.5%. Rows (only uec_reps on slowed
-fabrics move): failed4 -23.6/-38.5% -> +10.1/+3.0%, failed1 -5.0/-17.5 -> -5.6/-5.5,
+fabrics move; the ACK spacing is htsim's, not chosen: an ACK every 1 / 2 / 4 / 8 packets gives
+failed4 medians -23.6 / -16.2 / +10.1 / +22.0%, perm288 failed3 -23.1 / -23.3 / -14.5 / -8.6%,
+the two rows pulling apart: per-packet recycling, as TWIN18C tried, empties the slow paths and
+the caps never bind): failed4 -23.6/-38.5% -> +10.1/+3.0%, failed1 -5.0/-17.5 -> -5.6/-5.5,
 calibration's failed2 -9.3/-9.1 -> -9.0/-5.2, heldout3 perm288 failed3 -23.1/-22.3 ->
 -14.5/-9.7. Calibration 14/15 (5.5/9.4%, unchanged), held-out 12/12 (4.7/5.5 -> 4.6/5.2%), new
 runs 45 -> 46 of 48 (4.7/8.2 -> 4.5/7.2%), htsim_heldout3 28 -> 29 of 33 (6.0/7.6 -> 5.7/7.2%,
