@@ -226,6 +226,31 @@ draw (htsim_seeds.json: median over seeds 330.0, twin 333.4, +1.0%); failed4 uec
 -23.6/-38.5% is the model (REPS's recycling under slowed paths; htsim `-seed 1..5` 190-195).
 Blind sets, once each with this model: htsim_heldout2 24/27 (6.4% / 7.3%; missed incast24_512KB
 uec_oblivious and uec_reps, incast8_4MB_2tier roce_ecmp), htsim_heldout3 28/33 (6.0% / 7.6%).
+REPS (REPS18, 2026-12-02, load 5-10; built after seeing the rows it was meant for: failed4
+uec_reps and heldout3's perm288 failed3 uec_reps): + UEC's `ar` as REPS (`reps`, twin/reps.py)
+in the window and queue model of `paths`: each path's share of the next sends is what its
+unmarked ACKs hand back plus a random draw for the rest (htsim's UecMpReps: ECN-marked ACKs and
+NACKs recycle nothing; its receiver ACKs unmarked data every 16 KB, UecSink's
+_bytes_unacked_threshold, so one packet in 4 returns its entropy; no other input). Counted per
+queue in an instrumented scratch copy of htsim_uec (not in the repository): the share of
+ToR-uplink packets offered to the slowed spines, failed4 REPS 38.5% / oblivious 50.2% (twin
+43.1% / 49.9%), perm288 failed3 REPS 20.2% / oblivious 24.8%; the rule's fixed point from
+htsim's own per-queue trims and marks gives 44% and 20.5%. Rows (only uec_reps on slowed
+fabrics move; the ACK spacing is htsim's, not chosen: an ACK every 1 / 2 / 4 / 8 packets gives
+failed4 medians -23.6 / -16.2 / +10.1 / +22.0%, perm288 failed3 -23.1 / -23.3 / -14.5 / -8.6%,
+the two rows pulling apart: per-packet recycling, as TWIN18C tried, empties the slow paths and
+the caps never bind): failed4 -23.6/-38.5% -> +10.1/+3.0%, failed1 -5.0/-17.5 -> -5.6/-5.5,
+calibration's failed2 -9.3/-9.1 -> -9.0/-5.2, heldout3 perm288 failed3 -23.1/-22.3 ->
+-14.5/-9.7. Calibration 14/15 (5.5/9.4%, unchanged), held-out 12/12 (4.7/5.5 -> 4.6/5.2%), new
+runs 45 -> 46 of 48 (4.7/8.2 -> 4.5/7.2%), htsim_heldout3 28 -> 29 of 33 (6.0/7.6 -> 5.7/7.2%,
+seen rows); htsim_heldout2 24 of 27 (6.4/7.3 -> 6.7/6.8%: perm128c failed2 uec_reps
+-8.8/-12.9 -> -13.1/+1.2, failed3 -7.8/-1.3 -> -12.2/-0.3, medians 4 points further, still
+in). process_speed --repeat 3 (healthy perm1024: the model does not run there): 39.0 / 31.0 /
+25.6x htsim CPU (ecmp / ar / spray; htsim 26.7 / 20.8 / 22.7 CPU s at load 2.4-2.7); the
+twin alone (--no-htsim --repeat 3, load 3.2-3.6): 0.67 / 0.67 / 0.81 CPU s, f3357ca's 0.76 /
+0.77 / 0.92 in the same minutes (the ratios moved with htsim's CPU, not the twin's). Still
+missed in heldout3: perm288 failed3 uec_oblivious +21.7/+22.7% (the window model
+over 3 slowed spines of 12: not touched here).
 """
 
 from __future__ import annotations
@@ -289,11 +314,13 @@ MEDIAN_BAR, P99_BAR = 0.15, 0.25
 # down to the congested host port (`twin.maxmin.paused_port_fair`)
 # loop: PFC's pause/resume loop costs a lossless port fed by few fast ingress ports part of its
 # speed (`twin.pfc_loop`; inputs: htsim_roce's XOFF/XON thresholds, packet size, 1 us wires)
+# reps: UEC's `ar` as REPS over the same window and queue model, entropies recycled on
+# unmarked ACKs (`twin.reps`; only where `paths` applies: a fabric with a slowed link)
 # `--without NAME` / `--with NAME`: the Transport field each switch sets, and to what
 _OFF = {"window": ("window_bdp", None), "trim": ("trimming", False), "pfc": ("lossless", False),
         "hash": ("paths", 0), "incast": ("incast_windows", False), "paths": ("path_windows", False),
         "paced": ("paced", False), "hol": ("hol_blocking", False), "paused": ("paused_fair", False),
-        "loop": ("pause_loop", False)}
+        "loop": ("pause_loop", False), "reps": ("reps", False)}
 _ON = {"paths_everywhere": ("path_windows_everywhere", True)}
 # transport: no Transport at all; draws: ECMP on the twin's one hash draw (seed 0) instead of
 # the pool over draws (`twin.hash_draws`)

@@ -47,9 +47,11 @@ def test_sprayed_paths_are_the_hashed_split_route_loads():
     assert np.allclose(mine, explicit)
 
 
-def _caps(failed: int, p: Nscc | None = None, nack_decrease: bool = True) -> np.ndarray:
+def _caps(failed: int, p: Nscc | None = None, nack_decrease: bool = True,
+          recycle_share: float = 0.0) -> np.ndarray:
     """The model's mean rates (Gb/s) of perm128b_4MB's flows between leaves, with `failed`
-    spines slowed at every ToR (htsim's -failed K)."""
+    spines slowed at every ToR (htsim's -failed K); recycle_share: REPS' (`twin.reps`) for
+    every flow, 0 oblivious spraying."""
     sc = NEW["perm128b_4MB_2tier_failed4"]
     src, dst, start, size = read_connection_matrix(HELDOUT / sc.cm)
     state = fabric_state(harness.Scenario("x", sc.cm, FAT2, failed=failed), "spray")
@@ -60,7 +62,8 @@ def _caps(failed: int, p: Nscc | None = None, nack_decrease: bool = True) -> np.
     f = state.fabric
     rates = sprayed_rate_caps(w, links, start, size * UEC.wire_factor, rtt, cap[2 * f.ep_cable[src]],
                               cap, np.repeat(f.cable_gbps * 1e9, 2), UEC.packet_bytes,
-                              UEC.queue_packets, UEC.window_bdp, p, nack_decrease)
+                              UEC.queue_packets, UEC.window_bdp, p, nack_decrease,
+                              recycle_share=np.full(len(src), recycle_share))
     cross = f.ep_leaf[src] != f.ep_leaf[dst]
     return rates[cross] * 8 / 1e9
 

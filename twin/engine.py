@@ -461,7 +461,7 @@ class _Run:
             nic = np.zeros(len(flows), np.int64) if flows.nic is None else np.asarray(flows.nic, np.int64)
             src, dst = src * f.spec.nics_per_host + nic, dst * f.spec.nics_per_host + nic
         entropy = np.arange(len(flows)) if flows.entropy is None else np.asarray(flows.entropy)
-        rtt = base_rtt(self.inc, st.link_capacity_bps(), hop_latency_s, transport)
+        rtt = base_rtt(flows.incidence(st), st.link_capacity_bps(), hop_latency_s, transport)
         return fabric_caps(st, src, dst, flows.start, flows.size * transport.wire_factor, entropy,
                            rtt, transport)
 

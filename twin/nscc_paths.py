@@ -25,6 +25,8 @@ same rates: the delay average stays under the target). Left out (a reduction of 
 copy): quick_adapt and fast_increase (the achieved bytes stay above maxwnd / 8; the slow
 paths' delays reset fast_increase's count every few packets), the ACKs' own path (ACKs take no
 queue), propagation inside a step (one step is two packet times at the sender's speed).
+UEC's `ar` regime, REPS, runs in the same model (`Transport.reps`): each path's share of a
+flow's sends moves with the entropies its unmarked ACKs hand back (`twin.reps.recycle`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import numpy as np
 
 from twin.nscc import Nscc, _clip
 from twin.queueing import Transport
+from twin.reps import recycle, recycled_share
 from twin.routing import FabricState, sprayed_paths
 
 # one step of the model, in packet times at the sender's NIC speed: 0.17 us at 400 Gb/s; 1 and
@@ -45,9 +48,14 @@ def fabric_caps(state: FabricState, src_ep: np.ndarray, dst_ep: np.ndarray, star
                 transport: Transport) -> np.ndarray | None:
     """The engine's per-flow caps (bytes/s, inf: none) for the flows between endpoints that
     `state` sprays obliviously (not from a leaf left in ECMP or weighted), from
-    `sprayed_rate_caps` on their hashed paths; None when no flow sprays."""
+    `sprayed_rate_caps` on their hashed paths; None when no flow sprays. With
+    `transport.reps`, UEC's `ar` regime is REPS: its flows too, their entropies recycled
+    (`twin.reps`)."""
     f = state.fabric
-    sprayed = np.array([m == "spray" for m in state.mode])[f.ep_plane[src_ep]]
+    modes = ("spray", "ar") if transport.reps else ("spray",)
+    plane_sprays = np.array([m in modes for m in state.mode])
+    plane_reps = np.array([m == "ar" for m in state.mode])
+    sprayed = plane_sprays[f.ep_plane[src_ep]]
     overridden = set(state.ecmp_switches) | set(state.weighted_switches)  # leaves not spraying
     if overridden:
         sprayed &= ~np.isin(f.ep_leaf[src_ep], list(overridden))
@@ -59,15 +67,17 @@ def fabric_caps(state: FabricState, src_ep: np.ndarray, dst_ep: np.ndarray, star
     caps[sprayed] = sprayed_rate_caps(
         w, links, start[sprayed], wire_bytes[sprayed], rtt_s[sprayed],
         cap[2 * f.ep_cable[src_ep[sprayed]]], cap, np.repeat(f.cable_gbps * 1e9, 2),
-        transport.packet_bytes, transport.queue_packets, transport.window_bdp or 0.0)
+        transport.packet_bytes, transport.queue_packets, transport.window_bdp or 0.0,
+        recycle_share=np.where(plane_reps[f.ep_plane[src_ep[sprayed]]],
+                               recycled_share(transport.packet_bytes), 0.0))
     return caps
 
 
 def sprayed_rate_caps(w: np.ndarray, links: np.ndarray, start: np.ndarray, wire_bytes: np.ndarray,
                       rtt_s: np.ndarray, nic_bps: np.ndarray, capacity_bps: np.ndarray,
                       nominal_bps: np.ndarray, packet_bytes: float, queue_packets: float,
-                      window_bdp: float, p: Nscc | None = None, nack_decrease: bool = True
-                      ) -> np.ndarray:
+                      window_bdp: float, p: Nscc | None = None, nack_decrease: bool = True,
+                      recycle_share: np.ndarray | None = None) -> np.ndarray:
     """Per flow, its mean delivered rate (bytes/s) under NSCC over its sprayed paths.
 
     w: flows x paths, each flow's share per path; links: flows x paths x hops, the directed
@@ -76,13 +86,16 @@ def sprayed_rate_caps(w: np.ndarray, links: np.ndarray, start: np.ndarray, wire_
     capacity_bps, nominal_bps: per directed link, its speed now and as built (a slowed link's
     queue and marking thresholds shrink with it). A flow that does not finish within the
     model's horizon gets its rate so far. nack_decrease: NSCC's window loss per NACK (False
-    only to measure what it brings)."""
+    only to measure what it brings). recycle_share: per flow the share of its unmarked packets
+    whose entropy REPS reuses (`twin.reps.recycled_share`; None or 0: oblivious spraying, the
+    hashed shares `w` throughout)."""
     p = p or Nscc()
     run = _Paths(w, links, np.asarray(start, float), np.asarray(wire_bytes, float),
                  np.asarray(rtt_s, float), np.asarray(nic_bps, float) / 8,
                  np.asarray(capacity_bps, float) / 8, np.asarray(nominal_bps, float) / 8,
                  packet_bytes, queue_packets, window_bdp, p)
-    return run.rates(nack_decrease)
+    share = np.zeros(len(w)) if recycle_share is None else np.asarray(recycle_share, float)
+    return run.rates(nack_decrease, share)
 
 
 class _Paths:
@@ -125,9 +138,12 @@ class _Paths:
         self.q = np.zeros(len(cap))
         self.span = np.maximum(self.kmax - self.kmin, 1.0)
 
-    def rates(self, nack_decrease: bool = True) -> np.ndarray:
-        """Step until every flow has delivered its bytes (or the horizon); mean rates."""
+    def rates(self, nack_decrease: bool = True, share: np.ndarray | None = None) -> np.ndarray:
+        """Step until every flow has delivered its bytes (or the horizon); mean rates. share:
+        per flow REPS' recycled share (`twin.reps.recycle`), None: none recycles."""
         p, n, mss = self.p, self.n, self.mss
+        reps = share is not None and bool((share > 0).any())
+        w = self.w.copy()  # each path's share of its flow's sends now
         cwnd = self.maxw.copy()
         avg, inc, recv, last_dec, last_adj = (np.zeros(n) for _ in range(5))
         rem = self.size.copy()
@@ -144,11 +160,16 @@ class _Paths:
                     break
                 t = float(later.min())
                 continue
-            d_mean = np.bincount(self.flow_of, weights=self.w * d_path, minlength=n)
+            d_mean = np.bincount(self.flow_of, weights=w * d_path, minlength=n)
             x = np.where(act, np.minimum(cwnd / (self.rtt + d_mean), self.nic), 0.0)
             sent = np.minimum(x * self.dt, rem)
-            b = sent[self.flow_of] * self.w  # bytes per (flow, path) this step
+            b = sent[self.flow_of] * w  # bytes per (flow, path) this step
+            offered = b.copy() if reps else b
             d_path, unmarked_frac = self._network(b)
+            if reps:  # the next sends' paths: the entropies of unmarked ACKs, else random
+                kept = np.divide(b, offered, out=np.ones_like(b), where=offered > 0) * unmarked_frac
+                moved = recycle(w, self.w, kept, share, self.flow_of, n)
+                w = np.where((sent > 0)[self.flow_of], moved, w)
             good = np.bincount(self.flow_of, weights=b, minlength=n)
             trimmed = sent - good
             rem = rem - good

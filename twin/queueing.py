@@ -84,6 +84,11 @@ class Transport:
     # too (the oblivious tail: perm1024b_4MB p99 -26.7% -> -11.4% of htsim's), but the model's
     # steps cost 7.6 CPU s there against the closed form's 0.14: off, for the speed target
     path_windows_everywhere: bool = False
+    # UEC's `ar` regime is REPS (htsim's -load_balancing_algo reps): with `path_windows`, its
+    # flows spray over their hashed paths too, each unmarked ACK's entropy reused
+    # (`twin.reps`: one ACK per 16 KB, so a slow path keeps much of its share); False: `ar`
+    # is adaptive routing by capacity alone
+    reps: bool = False
     # a flow's own packets, paced by its NIC, do not wait for each other: at each sprayed queue
     # a window-based flow waits for the share of the M/D/1 queue other flows' packets make
     # (`windowed_rates`, `own`); no input. False: every packet waits for the whole queue
@@ -128,7 +133,7 @@ ROCE = Transport(4000, 64, lossless=True, paused_fair=True)
 ROCE_PFC = ROCE  # the name of the lossless variant when it was opt-in
 # NSCC: maxwnd = 1.5 x the base BDP; 64 entropies per flow, as every htsim_uec run here (`-paths 64`)
 UEC = Transport(4086, 64, window_bdp=1.5, trimming=True, paths=64, incast_windows=True,
-                path_windows=True, paced=True)
+                path_windows=True, paced=True, reps=True)
 
 
 @dataclass
