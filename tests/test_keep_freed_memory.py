@@ -38,7 +38,9 @@ def test_freed_arrays_are_reused_without_page_faults():
     kept, with_keep = _faults("keep")
     _, without = _faults("default")
     assert kept == "True"
-    # 20 x 64 MB is 327,680 pages of 4 KB (fewer with huge pages): unmapped and faulted in
-    # again each round by default; reused from the heap once kept
-    assert without > 20 * 100
+    # 20 x 64 MB is 327,680 pages of 4 KB, unmapped and faulted in again each round by
+    # default; or, when the kernel finds free huge pages for numpy's madvise (it depends on
+    # how fragmented memory is at that moment: a CI run saw 660), at least 20 x 32 of 2 MB.
+    # Reused from the heap once kept: none of either
+    assert without >= 20 * 32
     assert with_keep < without / 10
