@@ -13,7 +13,7 @@ import pytest
 import replay.fabric
 from fabtwin.tui import fabric_cache, layout_cache
 from fabtwin.tui.data import StoreData
-from fabtwin.tui.fabric_windows import build_layout
+from fabtwin.tui.fabric_windows import cell_layout
 
 pytest_plugins = ["tui_fixtures"]  # store_copy: a private copy of the two_faults store
 
@@ -67,9 +67,10 @@ def test_the_same_cabling_is_loaded_not_discovered_and_nothing_lands_beside_the_
     second, _ = _cells(store_copy)
     assert len(discoveries) == 1  # loaded from the file
     _same(first, second)
-    # and what the file gives is what the cabling gives (capacities of the replay included)
+    # and what the file gives is what the cabling gives (each cable of its line rate: the
+    # replay's capacities are read per window, fabric_windows.replayed_window)
     data = StoreData(store_copy)
-    _same(second, build_layout(data.fabric(), data._capacities()))
+    _same(second, cell_layout(data.fabric()))
     data.close()
     assert sorted(p.name for p in store_copy.parent.iterdir()) == beside
 

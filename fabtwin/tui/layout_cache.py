@@ -111,8 +111,8 @@ def _layout(meta: dict, z) -> Layout:
             if max(a.max(initial=0), b.max(initial=0)) >= max(len(ports), 1) \
                     or len(flat) != rows * cols or not len(cell) == len(a) == len(b) == len(line):
                 raise ValueError("inconsistent cells")
-            grids.append(Cells(rows, cols, cell, a, b, line.copy(),
-                               [flat[r * cols:(r + 1) * cols] for r in range(rows)], line))
+            grids.append(Cells(rows, cols, cell, a, b, line,
+                               [flat[r * cols:(r + 1) * cols] for r in range(rows)]))
         layout.planes.append(PlaneLayout(pl["plane"], pl["leaves"], pl["spines"], *grids))
     return layout
 
@@ -130,9 +130,8 @@ def save(key: str, found: Layout | str) -> None:
             for side, cells in (("spine", pl.spine_cells), ("host", pl.host_cells)):
                 entry[f"{side}_shape"] = [cells.rows, cells.cols]
                 entry[f"{side}_links"] = [x for row in cells.links for x in row]
-                line = cells.line_cap if cells.line_cap is not None else cells.cap
                 for x, arr in (("cell", cells.cell), ("a", cells.a), ("b", cells.b),
-                               ("line", line)):
+                               ("line", cells.cap)):
                     arrays[f"{k}_{side}_{x}"] = arr
             meta["planes"].append(entry)
     folder = cache_dir()
