@@ -123,3 +123,24 @@ def test_an_unwritable_cache_folder_only_means_no_cache(store_copy, discoveries,
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
     cells, err = _cells(store_copy)
     assert cells is not None and err is None and blocker.read_text() == "not a folder"
+
+
+def test_the_warm_up_saves_a_new_cablings_cells_once_its_first_window_is_computed(
+        store_copy, discoveries, monkeypatch):
+    """The app's warm-up (StoreData.warm_fabric, from the app's start) computes the window the
+    fabric screen opens on first, and only then writes the cache's file."""
+    data = StoreData(store_copy)
+    computed_at_save: list[int] = []
+    real = layout_cache.save
+
+    def save(key, found):
+        computed_at_save.append(len(data._maps))  # windows' heatmaps computed by then
+        real(key, found)
+
+    monkeypatch.setattr(layout_cache, "save", save)
+    try:
+        data.warm_fabric()
+    finally:
+        data.close()
+    assert computed_at_save == [1] and len(discoveries) == 1
+    assert len(list(layout_cache.cache_dir().glob("cells-*.npz"))) == 1

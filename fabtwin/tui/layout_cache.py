@@ -73,15 +73,21 @@ def _path(key: str) -> Path:
     return cache_dir() / f"cells-{key}.npz"
 
 
-def kept_or(key: str | None, discover: Callable[[], Layout | str]) -> Layout | str:
+def kept_or(key: str | None, discover: Callable[[], Layout | str], later: list | None = None
+            ) -> Layout | str:
     """The cells (or the cabling's error) kept for `key`, else discover()'s, then kept
-    (`key` None: never kept)."""
+    (`key` None: never kept); with `later`, the save is appended to it as a callable for the
+    caller to run when it can (after drawing them, say) instead of now."""
     found = load(key) if key else None
     if found is None:
         found = discover()
         if key:
-            save(key, found)
+            (later.append if later is not None else _run)(lambda: save(key, found))
     return found
+
+
+def _run(job: Callable[[], None]) -> None:
+    job()
 
 
 def load(key: str) -> Layout | str | None:
