@@ -60,9 +60,12 @@ class FabtwinApp(App):
         self._entity_screens: list[Screen] = []  # built drill-down screens, kept (open_entity)
         self._fabric_waits: set[str] = set()  # what the drill-downs' reads wait for
         # what the fabric screen's first window needs, from the app's construction on, beside
-        # Textual's start and the first screen (a layout cache's file: 20-30 ms of CPU, the
-        # window's rows 15; a cabling never drawn here: the fabric discovered, 0.2-0.35 s),
-        # so that `2` pressed at the first paint finds it computed, or nearly
+        # Textual's start and the first screen (the layout cache's file: 20-30 ms of CPU, the
+        # window's rows 15, its heatmaps 6), so that `2` pressed at the first paint finds it
+        # computed. A cabling never drawn here is discovered from the first paint on
+        # (_warm_up): the discovery's 0.25-0.45 s of CPU before it made the first paint that
+        # much later (Pilot, load 10: 186 / 173 -> 428 / 405 ms wall / CPU)
+        self.data.discovery_allowed.clear()
         self._fabric_failure: Exception | None = None
         self._fabric_thread = threading.Thread(target=self._warm_fabric, daemon=True,
                                                name="fabtwin-warm-fabric")
@@ -129,6 +132,7 @@ class FabtwinApp(App):
         building the fabric view until then), then import the other screens (95 ms of CPU in
         all) and build them (_prebuild). The drill-downs' reads (two scans, 170 ms of CPU)
         wait for the fabric's first window: they would share the interpreter with it."""
+        self.data.discovery_allowed.set()
         self.run_worker(lambda: importlib.import_module(room("fabric").module), thread=True,
                         group="warm-up-fabric-screen", exit_on_error=False)
 
@@ -179,6 +183,7 @@ class FabtwinApp(App):
         self.set_timer(0.05, lambda: self._prebuild(modes, last))
 
     def on_unmount(self) -> None:
+        self.data.discovery_allowed.set()  # a thread waiting to discover ends on the closed store
         self.data.close()
         gc.unfreeze()
 

@@ -79,6 +79,10 @@ class FabricData:
         self._window_lock = threading.Lock()
         self._maps: OrderedDict[tuple, list[Heatmap]] = OrderedDict()  # see heatmaps
         self._warming = False  # see warm_fabric
+        # cleared, a cabling not in layout_cache waits to be discovered until it is set (the
+        # app: from its first paint, whose CPU the discovery would share)
+        self.discovery_allowed = threading.Event()
+        self.discovery_allowed.set()
         self._unsaved: list[Callable[[], None]] = []  # layout_cache saves warm_fabric runs
 
     def fabric(self):
@@ -120,6 +124,7 @@ class FabricData:
 
     def _cells(self) -> Layout | None:
         def discover() -> Layout | str:  # a cabling not seen before
+            self.discovery_allowed.wait()
             fab = self.fabric()
             return cell_layout(fab) if fab is not None else (self._fabric_error or "no fabric")
 
