@@ -172,10 +172,6 @@ class FabtwinApp(App):
         call also builds a drill-down screen and freezes what is alive."""
         if not self.is_running:  # quitting: a screen built now would race Textual's shutdown
             return
-        if getattr(self.screen, "SCOPE", None) == "fabric" and not self.data.cells_ready():
-            # the user waits for the fabric's cells: its discovery gets the interpreter first
-            self.set_timer(0.05, lambda: self._prebuild(modes, last))
-            return
         while modes and self._built(modes[0]):
             modes.pop(0)
         if not modes or not build_mode(self, modes.pop(0)):
