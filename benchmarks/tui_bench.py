@@ -2,7 +2,7 @@
 (tmux, and Pilot).
 
     python benchmarks/tui_bench.py [--db bench_out/tui_bench/store.duckdb] [--runs 3]
-        [--read 1.0] [--part all|terminal|pilot|cold]
+        [--read 1.0] [--part all|terminal|pilot|cold] [--empty-cache]
 
 Builds the store when it is missing (cached under bench_out/, gitignored): the 256-switch
 fabric of `scenarios/large/fabric256_1h.toml` (2 planes of 96 leaves x 32 spines, 3,072
@@ -16,7 +16,9 @@ and every run):
   open, first paint); after --read seconds (the user reads the incidents), from each key sent
   to the next screen written with its data: first visit and return to Fabric (its heatmap
   drawn), Events, SQL, Incidents; then an incident's detail (plot drawn) and the
-  drill-down on its root cause (every counter drawn);
+  drill-down on its root cause (every counter drawn); wall time and the UI process's CPU
+  (all its threads, /proc, 10 ms ticks); `--empty-cache`: with an empty XDG_CACHE_HOME (a
+  cabling never drawn on this machine), else the user's;
 - driven by Pilot in a fresh process: importing the app, then from constructing it to the
   first frame with the incidents; when the background build of the other screens is done;
   the same keys, timed from the key event to the first frame composed with the data (not

@@ -24,6 +24,7 @@ from fabtwin.tui.fabric_windows import PCT_CODES, decode
 from fabtwin.tui.heatgrid import HeatGrid
 
 ONE_PASS_S = 0.1  # an error check quicker than this is done with the load, in one pass
+ERRORS_AFTER_S = 0.3  # the error check starts when the screen has been shown this long
 # utilization -> background, coolest first
 SCALE = ((0.05, "#1c1c1c"), (0.25, "#005f5f"), (0.5, "#008700"), (0.75, "#afaf00"),
          (0.9, "#d75f00"), (9e9, "#d70000"))
@@ -158,9 +159,14 @@ class FabricScreen(Screen):
         self.draw()
         if found is not None:
             self.query_one(HeatGrid).cursor_coordinate = Coordinate(*found[1:])
-        # once the heatmap is painted: the scan keeps the cores busy and the paint would wait
-        self.call_after_refresh(self._check_errors)
+        self._errors_soon()
         self.call_after_refresh(self._prefetch)
+
+    def _errors_soon(self) -> None:
+        """Check the errors once the heatmap is painted and the user stays on the screen
+        ERRORS_AFTER_S: the scan keeps both cores busy for seconds on a big store, and a key
+        meanwhile (`3` right after the heatmap came in) waited 1.2 s for its screen."""
+        self.call_after_refresh(lambda: self.set_timer(ERRORS_AFTER_S, self._check_errors))
 
     def _prefetch(self) -> None:
         """Compute the heatmaps of the windows either side of the one shown, for a step."""
@@ -213,7 +219,7 @@ class FabricScreen(Screen):
         return None
 
     def on_screen_resume(self) -> None:
-        self.call_after_refresh(self._check_errors)
+        self._errors_soon()
 
     def _check_errors(self) -> None:
         """Check the shown window's error counters, one scan at a time (stepping fast does not
