@@ -144,3 +144,35 @@ def test_the_warm_up_saves_a_new_cablings_cells_once_its_first_window_is_compute
         data.close()
     assert computed_at_save == [1] and len(discoveries) == 1
     assert len(list(layout_cache.cache_dir().glob("cells-*.npz"))) == 1
+
+
+def test_the_apps_start_computes_the_first_window_only_for_a_kept_cabling(
+        store_copy, discoveries, monkeypatch):
+    """FabtwinApp's construction computes the fabric's first window for a cabling in the
+    cache; for another it leaves no thread behind and discovers nothing (that waits for the
+    first paint; an empty cache: not even the cabling's key is read), and a later cells()
+    still discovers it."""
+    from fabtwin.tui.app import FabtwinApp
+
+    keys: list = []
+    real_key = layout_cache.cabling_key
+    monkeypatch.setattr(layout_cache, "cabling_key", lambda cur: keys.append(1) or real_key(cur))
+    app = FabtwinApp(str(store_copy))  # an empty cache: not kept
+    try:
+        app._fabric_thread.join(timeout=20)
+        assert not app._fabric_thread.is_alive() and app._fabric_failure is None
+        assert not app._fabric_kept and discoveries == [] and not app.data.cells_ready()
+        assert keys == []
+        assert app.data.warm_fabric(discover=False) is False and discoveries == []
+        assert app.data.cells() is not None and len(discoveries) == 1  # nothing was kept
+    finally:
+        app.data.close()
+    _forget_process_cache(monkeypatch)  # a second `fabtwin tui`: only the file is left
+    assert len(list(layout_cache.cache_dir().glob("cells-*.npz"))) == 1
+
+    app = FabtwinApp(str(store_copy))  # now kept: the first window is computed from here
+    try:
+        app._fabric_thread.join(timeout=20)
+        assert app._fabric_kept and app.data.fabric_drawn() and len(discoveries) == 1
+    finally:
+        app.data.close()

@@ -62,11 +62,14 @@ class FabtwinApp(App):
         # what the fabric screen's first window needs, from the app's construction on, beside
         # Textual's start and the first screen (the layout cache's file: 20-30 ms of CPU, the
         # window's rows 15, its heatmaps 6), so that `2` pressed at the first paint finds it
-        # computed. A cabling never drawn here is discovered from the first paint on
-        # (_warm_up): the discovery's 0.25-0.45 s of CPU before it made the first paint that
-        # much later (Pilot, load 10: 186 / 173 -> 428 / 405 ms wall / CPU)
-        self.data.discovery_allowed.clear()
+        # computed: only for a cabling in layout_cache. A cabling never drawn here is
+        # discovered from the first paint on (_fabric_joined, started by _warm_up), as before
+        # ba52c6d; an empty cache is seen from its folder alone. The thread that waited for
+        # the paint to discover read the cabling's key before it (__init__ to the paint's
+        # frame flushed: 202-224 ms of CPU against main's 125-201, traces at load 1.3-2.2)
+        # and started the discovery 0-14 ms before that frame was flushed
         self._fabric_failure: Exception | None = None
+        self._fabric_kept = False  # the thread computed the first window (a warm start)
         self._fabric_thread = threading.Thread(target=self._warm_fabric, daemon=True,
                                                name="fabtwin-warm-fabric")
         self._fabric_thread.start()
@@ -105,15 +108,12 @@ class FabtwinApp(App):
         # the garbage collector's full passes, which otherwise stall a key press by ~90 ms
         gc.freeze()
         self._fabric_waits = {"warm-up-fabric", "warm-up-fabric-screen"}
-        # tells when __init__'s thread is done (a worker's end is an event the app handles)
-        self.run_worker(self._fabric_joined, thread=True, group="warm-up-fabric",
-                        exit_on_error=False)
         self.switch_mode(START)
         self.call_after_refresh(self._warm_up)
 
     def _warm_fabric(self) -> None:
         try:
-            self.data.warm_fabric()
+            self._fabric_kept = self.data.warm_fabric(discover=False)
         except duckdb.Error:  # the app quit meanwhile: store closed
             pass
         except Exception as exc:  # noqa: BLE001 - a plain thread would print it on the screen
@@ -121,10 +121,14 @@ class FabtwinApp(App):
 
     def _fabric_joined(self) -> None:
         """Wait for __init__'s thread; its failure is this worker's (an error state, as a
-        worker's own would be: the fabric's screen then reads what it needs itself)."""
+        worker's own would be: the fabric's screen then reads what it needs itself); when
+        the cabling was not in layout_cache, discover it and compute the first window."""
         self._fabric_thread.join()
         if self._fabric_failure is not None:
             raise self._fabric_failure
+        if not self._fabric_kept:
+            with contextlib.suppress(duckdb.Error):  # the app quit meanwhile: store closed
+                self.data.warm_fabric()
 
     def _warm_up(self) -> None:
         """From the first paint, off the UI thread: import the fabric's screen, build it (it
@@ -132,7 +136,10 @@ class FabtwinApp(App):
         building the fabric view until then), then import the other screens (95 ms of CPU in
         all) and build them (_prebuild). The drill-downs' reads (two scans, 170 ms of CPU)
         wait for the fabric's first window: they would share the interpreter with it."""
-        self.data.discovery_allowed.set()
+        # tells when __init__'s thread is done (a worker's end is an event the app handles),
+        # and discovers a cabling it did not find kept
+        self.run_worker(self._fabric_joined, thread=True, group="warm-up-fabric",
+                        exit_on_error=False)
         self.run_worker(lambda: importlib.import_module(room("fabric").module), thread=True,
                         group="warm-up-fabric-screen", exit_on_error=False)
 
@@ -183,7 +190,6 @@ class FabtwinApp(App):
         self.set_timer(0.05, lambda: self._prebuild(modes, last))
 
     def on_unmount(self) -> None:
-        self.data.discovery_allowed.set()  # a thread waiting to discover ends on the closed store
         self.data.close()
         gc.unfreeze()
 

@@ -70,6 +70,10 @@ class Heatmap:
         return None
 
 
+class NotKept(Exception):
+    """cells(discover=False): this cabling is not in layout_cache."""
+
+
 class FabricData:
     """The fabric part of StoreData (see the module's docstring)."""
 
@@ -79,10 +83,6 @@ class FabricData:
         self._window_lock = threading.Lock()
         self._maps: OrderedDict[tuple, list[Heatmap]] = OrderedDict()  # see heatmaps
         self._warming = False  # see warm_fabric
-        # cleared, a cabling not in layout_cache waits to be discovered until it is set (the
-        # app: from its first paint, whose CPU the discovery would share)
-        self.discovery_allowed = threading.Event()
-        self.discovery_allowed.set()
         self._unsaved: list[Callable[[], None]] = []  # layout_cache saves warm_fabric runs
 
     def fabric(self):
@@ -113,21 +113,26 @@ class FabricData:
     def fabric_error(self) -> str | None:
         return self._fabric_error
 
-    def cells(self) -> Layout | None:
+    def cells(self, discover: bool = True) -> Layout | None:
         """The fabric screen's cells (each of its line rate), kept by layout_cache per
-        cabling; None when the cabling gives no fabric (fabric_error says why)."""
-        return self._once("layout", self._cells)
+        cabling; None when the cabling gives no fabric (fabric_error says why). With
+        `discover` False, a cabling not in layout_cache raises NotKept (nothing is kept, a
+        later call discovers it)."""
+        return self._once("layout", lambda: self._cells(discover))
 
     def cells_ready(self) -> bool:
         """Whether cells() answers at once (built, or known not to be buildable)."""
         return "layout" in self._cache
 
-    def _cells(self) -> Layout | None:
+    def _cells(self, allowed: bool) -> Layout | None:
         def discover() -> Layout | str:  # a cabling not seen before
-            self.discovery_allowed.wait()
+            if not allowed:
+                raise NotKept
             fab = self.fabric()
             return cell_layout(fab) if fab is not None else (self._fabric_error or "no fabric")
 
+        if not allowed and not layout_cache.holds_any():
+            raise NotKept  # an empty cache: not even the cabling's key is read
         key = (self._read(lambda cur: [layout_cache.cabling_key(cur)]) or [None])[0]
         found = layout_cache.kept_or(key, discover, self._unsaved if self._warming else None)
         if isinstance(found, str):
@@ -283,13 +288,17 @@ class FabricData:
         return self._once("replay starts", lambda: frozenset(
             r[0] for r in self._rows("SELECT DISTINCT window_start FROM expected_ports")))
 
-    def warm_fabric(self) -> None:
+    def warm_fabric(self, discover: bool = True) -> bool:
         """The fabric screen's first window's heatmaps, and what they need: its cells (the
         layout cache, or the fabric discovered), the windows, the replay's rows of that
-        window."""
+        window. With `discover` False, only for a cabling in layout_cache: False (nothing
+        computed) for another."""
         self._warming = True  # a new cabling's cells are saved once its window is computed
         try:
-            layout = self.cells()  # or wait for the thread reading them
+            try:
+                layout = self.cells(discover)  # or wait for the thread reading them
+            except NotKept:
+                return False
             windows, length = self.windows()
             if layout is not None and windows:
                 self.heatmaps(windows[opening_window(windows)], length, errors=False)
@@ -297,6 +306,7 @@ class FabricData:
             self._warming = False
             while self._unsaved:  # layout_cache's file (15 ms of CPU at 256 switches)
                 self._unsaved.pop()()
+        return True
 
     def _capacities(self) -> dict[str, float]:
         return self._once("capacities", lambda: {p: c for p, c in self._rows(

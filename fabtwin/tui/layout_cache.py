@@ -73,6 +73,15 @@ def _path(key: str) -> Path:
     return cache_dir() / f"cells-{key}.npz"
 
 
+def holds_any() -> bool:
+    """Whether the cache holds a file of cells at all (a folder scan, no store read: an
+    empty cache needs no cabling key)."""
+    try:
+        return any(cache_dir().glob("cells-*.npz"))
+    except OSError:
+        return False
+
+
 def kept_or(key: str | None, discover: Callable[[], Layout | str], later: list | None = None
             ) -> Layout | str:
     """The cells (or the cabling's error) kept for `key`, else discover()'s, then kept
