@@ -13,7 +13,7 @@ import pytest
 import replay.fabric
 from fabtwin.tui import fabric_cache, layout_cache
 from fabtwin.tui.data import StoreData
-from fabtwin.tui.fabric_windows import build_layout
+from fabtwin.tui.fabric_windows import cell_layout
 
 pytest_plugins = ["tui_fixtures"]  # store_copy: a private copy of the two_faults store
 
@@ -67,9 +67,10 @@ def test_the_same_cabling_is_loaded_not_discovered_and_nothing_lands_beside_the_
     second, _ = _cells(store_copy)
     assert len(discoveries) == 1  # loaded from the file
     _same(first, second)
-    # and what the file gives is what the cabling gives (capacities of the replay included)
+    # and what the file gives is what the cabling gives (each cable of its line rate: the
+    # replay's capacities are read per window, fabric_windows.replayed_window)
     data = StoreData(store_copy)
-    _same(second, build_layout(data.fabric(), data._capacities()))
+    _same(second, cell_layout(data.fabric()))
     data.close()
     assert sorted(p.name for p in store_copy.parent.iterdir()) == beside
 
@@ -122,3 +123,56 @@ def test_an_unwritable_cache_folder_only_means_no_cache(store_copy, discoveries,
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
     cells, err = _cells(store_copy)
     assert cells is not None and err is None and blocker.read_text() == "not a folder"
+
+
+def test_the_warm_up_saves_a_new_cablings_cells_once_its_first_window_is_computed(
+        store_copy, discoveries, monkeypatch):
+    """The app's warm-up (StoreData.warm_fabric, from the app's start) computes the window the
+    fabric screen opens on first, and only then writes the cache's file."""
+    data = StoreData(store_copy)
+    computed_at_save: list[int] = []
+    real = layout_cache.save
+
+    def save(key, found):
+        computed_at_save.append(len(data._maps))  # windows' heatmaps computed by then
+        real(key, found)
+
+    monkeypatch.setattr(layout_cache, "save", save)
+    try:
+        data.warm_fabric()
+    finally:
+        data.close()
+    assert computed_at_save == [1] and len(discoveries) == 1
+    assert len(list(layout_cache.cache_dir().glob("cells-*.npz"))) == 1
+
+
+def test_the_apps_start_computes_the_first_window_only_for_a_kept_cabling(
+        store_copy, discoveries, monkeypatch):
+    """FabtwinApp's construction computes the fabric's first window for a cabling in the
+    cache; for another it leaves no thread behind and discovers nothing (that waits for the
+    first paint; an empty cache: not even the cabling's key is read), and a later cells()
+    still discovers it."""
+    from fabtwin.tui.app import FabtwinApp
+
+    keys: list = []
+    real_key = layout_cache.cabling_key
+    monkeypatch.setattr(layout_cache, "cabling_key", lambda cur: keys.append(1) or real_key(cur))
+    app = FabtwinApp(str(store_copy))  # an empty cache: not kept
+    try:
+        app._fabric_thread.join(timeout=20)
+        assert not app._fabric_thread.is_alive() and app._fabric_failure is None
+        assert not app._fabric_kept and discoveries == [] and not app.data.cells_ready()
+        assert keys == []
+        assert app.data.warm_fabric(discover=False) is False and discoveries == []
+        assert app.data.cells() is not None and len(discoveries) == 1  # nothing was kept
+    finally:
+        app.data.close()
+    _forget_process_cache(monkeypatch)  # a second `fabtwin tui`: only the file is left
+    assert len(list(layout_cache.cache_dir().glob("cells-*.npz"))) == 1
+
+    app = FabtwinApp(str(store_copy))  # now kept: the first window is computed from here
+    try:
+        app._fabric_thread.join(timeout=20)
+        assert app._fabric_kept and app.data.fabric_drawn() and len(discoveries) == 1
+    finally:
+        app.data.close()

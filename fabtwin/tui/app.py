@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import importlib
+import threading
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -57,6 +58,21 @@ class FabtwinApp(App):
             self.add_mode(tab.scope, self._screen_factory(tab))
         self._mode_built = False  # switch_mode: is the target screen built already?
         self._entity_screens: list[Screen] = []  # built drill-down screens, kept (open_entity)
+        self._fabric_waits: set[str] = set()  # what the drill-downs' reads wait for
+        # what the fabric screen's first window needs, from the app's construction on, beside
+        # Textual's start and the first screen (the layout cache's file: 20-30 ms of CPU, the
+        # window's rows 15, its heatmaps 6), so that `2` pressed at the first paint finds it
+        # computed: only for a cabling in layout_cache. A cabling never drawn here is
+        # discovered from the first paint on (_fabric_joined, started by _warm_up), as before
+        # ba52c6d; an empty cache is seen from its folder alone. The thread that waited for
+        # the paint to discover read the cabling's key before it (__init__ to the paint's
+        # frame flushed: 202-224 ms of CPU against main's 125-201, traces at load 1.3-2.2)
+        # and started the discovery 0-14 ms before that frame was flushed
+        self._fabric_failure: Exception | None = None
+        self._fabric_kept = False  # the thread computed the first window (a warm start)
+        self._fabric_thread = threading.Thread(target=self._warm_fabric, daemon=True,
+                                               name="fabtwin-warm-fabric")
+        self._fabric_thread.start()
 
     def _screen_factory(self, tab: Room) -> Callable[[], Screen]:
         def build() -> Screen:
@@ -73,7 +89,9 @@ class FabtwinApp(App):
             return False
 
     def switch_mode(self, mode: str) -> AwaitMount:
-        self._mode_built = self._built(mode)
+        # the fabric's screen draws its heatmap as it mounts when its window is computed
+        # (warm_fabric): nothing to hide while it is built
+        self._mode_built = self._built(mode) or (mode == "fabric" and self.data.fabric_drawn())
         try:
             return super().switch_mode(mode)
         finally:
@@ -89,38 +107,70 @@ class FabtwinApp(App):
         # what is alive now (Textual, DuckDB, the store) lives as long as the UI: keep it out of
         # the garbage collector's full passes, which otherwise stall a key press by ~90 ms
         gc.freeze()
+        self._fabric_waits = {"warm-up-fabric", "warm-up-fabric-screen"}
         self.switch_mode(START)
         self.call_after_refresh(self._warm_up)
 
-    def _warm_up(self) -> None:
-        """While the user reads the incidents: import the other screens off the UI thread,
-        then build them (_prebuild); beside it, from the first paint on, build what the fabric
-        screen draws (its cells: from layout_cache, or the fabric discovered, 0.3-0.6 s of CPU
-        for a cabling never drawn here), so that its screen, built meanwhile, draws at once
-        when they are in (and says it is building them until then)."""
+    def _warm_fabric(self) -> None:
+        try:
+            self._fabric_kept = self.data.warm_fabric(discover=False)
+        except duckdb.Error:  # the app quit meanwhile: store closed
+            pass
+        except Exception as exc:  # noqa: BLE001 - a plain thread would print it on the screen
+            self._fabric_failure = exc
 
-        def warm() -> None:
-            for r in ROOMS:
-                importlib.import_module(r.module)
-
-        def warm_fabric() -> None:
+    def _fabric_joined(self) -> None:
+        """Wait for __init__'s thread; its failure is this worker's (an error state, as a
+        worker's own would be: the fabric's screen then reads what it needs itself); when
+        the cabling was not in layout_cache, discover it and compute the first window."""
+        self._fabric_thread.join()
+        if self._fabric_failure is not None:
+            raise self._fabric_failure
+        if not self._fabric_kept:
             with contextlib.suppress(duckdb.Error):  # the app quit meanwhile: store closed
                 self.data.warm_fabric()
 
-        # the fabric first: the imports beside it are short, the screens wait for neither;
-        # the fabric's screen is built as soon as its module is in, before the others (a `2`
-        # pressed at the first paint found none built, and built it while the cells were)
-        self.run_worker(warm_fabric, thread=True, group="warm-up-fabric", exit_on_error=False)
+    def _warm_up(self) -> None:
+        """From the first paint, off the UI thread: import the fabric's screen, build it (it
+        draws its first window as it mounts when warm_fabric's data is in, and says it is
+        building the fabric view until then), then import the other screens (95 ms of CPU in
+        all) and build them (_prebuild). The drill-downs' reads (two scans, 170 ms of CPU)
+        wait for the fabric's first window: they would share the interpreter with it."""
+        # tells when __init__'s thread is done (a worker's end is an event the app handles),
+        # and discovers a cabling it did not find kept
+        self.run_worker(self._fabric_joined, thread=True, group="warm-up-fabric",
+                        exit_on_error=False)
         self.run_worker(lambda: importlib.import_module(room("fabric").module), thread=True,
-                        group="warm-up-fabric-screen")
-        self.run_worker(warm, thread=True, group="warm-up")
+                        group="warm-up-fabric-screen", exit_on_error=False)
+
+    def _fabric_in(self, what: str) -> None:
+        """`what` (the fabric's data, its screen) is in; once both are, the drill-downs'
+        reads."""
+        self._fabric_waits.discard(what)
+        if self._fabric_waits or not self.is_running:
+            return
+
+        def warm_drill() -> None:
+            with contextlib.suppress(duckdb.Error):
+                self.data.warm_drill()
+
+        self.run_worker(warm_drill, thread=True, group="warm-up-drill", exit_on_error=False)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker.state != WorkerState.SUCCESS:
-            return
-        if event.worker.group == "warm-up-fabric-screen":
-            self._prebuild(["fabric"], last=False)
-        elif event.worker.group == "warm-up":
+        group, worker = event.worker.group, event.worker
+        if group == "warm-up-fabric-screen" and worker.is_finished:
+            if worker.state == WorkerState.SUCCESS:
+                self._prebuild(["fabric"], last=False)
+
+            def warm() -> None:
+                for r in ROOMS:
+                    importlib.import_module(r.module)
+
+            self.run_worker(warm, thread=True, group="warm-up")
+            self._fabric_in(group)
+        elif group == "warm-up-fabric" and worker.is_finished:
+            self._fabric_in(group)
+        elif group == "warm-up" and worker.state == WorkerState.SUCCESS:
             self._prebuild([tab.scope for tab in TABS if tab.scope != START])
 
     def _prebuild(self, modes: list[str], last: bool = True) -> None:

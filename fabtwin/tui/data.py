@@ -12,24 +12,16 @@ import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 
 import duckdb
-import numpy as np
 
 from collectors.store.readonly import open_readonly
-from fabtwin.tui import layout_cache, series_rows
-from fabtwin.tui.fabric_cache import cached_fabric
-from fabtwin.tui.fabric_windows import (
-    Layout,
-    cell_layout,
-    natural_key,
-    replayed_windows,
-    rising_errors_by_window,
-)
+from fabtwin.tui import series_rows
+from fabtwin.tui.fabric_data import FabricData, Heatmap, opening_window  # noqa: F401 - screens'
+from fabtwin.tui.fabric_windows import natural_key
 from fabtwin.tui.records import json_or_none, wjh_fields, wjh_record
-from replay.rates import rates_sql
 from replay.stored import StoredIncident as Incident  # noqa: F401 - the screens' name
 from replay.stored import load_evidence, load_incidents
 from twin.faults import KINDS
@@ -75,7 +67,6 @@ class Finding:
     created: datetime | None
 
 
-NICE_WINDOWS_S = (30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 86400)
 
 
 @dataclass
@@ -89,52 +80,16 @@ class Series:
     expected: list[float | None] = field(default_factory=list)
 
 
-@dataclass
-class Heatmap:
-    """Leaf x spine utilization of one plane in one window (None: no data for that cable), and
-    each leaf's host links."""
-
-    plane: int
-    leaves: list[str]
-    spines: list[str]
-    util: list[list[float | None]]
-    state: list[list[str]]  # "" ok, "down", "degraded", "-" no cable
-    links: list[list[str]]  # link id per cell ("" when no cable)
-    # the host-facing links of each leaf (row), in the leaf's port order, padded to the
-    # longest row: same meaning as util, state and links (a PFC storm shows on a host link)
-    host_util: list[list[float | None]] = field(default_factory=list)
-    host_state: list[list[str]] = field(default_factory=list)
-    host_links: list[list[str]] = field(default_factory=list)
-    # what each cell shows, spine columns then host columns (fabric_windows.cell_codes): the
-    # screen's colours and counts, without a pass over the lists
-    codes: np.ndarray | None = None
-
-    @property
-    def host_cols(self) -> int:
-        """How many host-link columns the rows have."""
-        return max((len(row) for row in self.host_links), default=0)
-
-    def find(self, ident: str) -> tuple[int, int] | None:
-        """(row, column) of the cell of link `ident`, or of the link one of whose ends is port
-        `ident`; spine columns first, host columns after them; None when not drawn."""
-        for grid, offset in ((self.links, 0), (self.host_links, len(self.spines))):
-            for r, row in enumerate(grid):
-                for k, link in enumerate(row):
-                    if link and (link == ident or ident in link.split("--")):
-                        return r, offset + k
-        return None
-
-
-class StoreData:
+class StoreData(FabricData):
     """A read-only view of one store for the UI; one DuckDB connection, a cursor per query."""
 
     def __init__(self, db: str | Path) -> None:
         self.db = str(db)
         self.con = open_readonly(db)
-        self._fabric_error: str | None = None
         self._cache: dict[str, object] = {}  # see _once
         self._locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
+        self._init_fabric()
 
     def close(self) -> None:
         self._cache.clear()  # results read from DuckDB (Arrow) must not outlive its connection
@@ -401,190 +356,14 @@ class StoreData:
         return self._rows(f"SELECT ts, device, ifname, kind, message FROM events WHERE {where} "
                           f"ORDER BY ts LIMIT {int(limit)}", params)
 
-    # -- fabric -----------------------------------------------------------------------------
-    def fabric(self):
-        """The store's cabling's twin (fabric_from_store), or None; once per process."""
-        def once():
-            fab, self._fabric_error = cached_fabric(self.db, self._discover)
-            return fab
-
-        return self._once("fabric", once)
-
-    def _discover(self) -> tuple[object, str | None]:
-        """(the fabric, None), or (None, why it cannot be built)."""
-        # imported here: networkx and the twin stay out of the UI's start-up
-        from replay.fabric import fabric_from_store
-        from twin.topology import TopologyError
-
-        try:
-            # the speeds would read every gauge sample of the store: the heatmap takes the
-            # replay's capacities when there are, the cabling's default otherwise
-            found = self._read(lambda cur: [fabric_from_store(cur, speeds=False)])
-        except TopologyError as exc:
-            return None, str(exc)
-        if not found:  # a DuckDB file without a neighbors table
-            return None, "no cabling: ingest LLDP (lldpctl -f json) or a containerlab topology first"
-        return found[0], None
-
-    @property
-    def fabric_error(self) -> str | None:
-        return self._fabric_error
-
-    def cells(self) -> Layout | None:
-        """The fabric screen's cells (replay's capacities), kept by layout_cache per cabling;
-        None when the cabling gives no fabric (fabric_error says why)."""
-        return self._once("layout", self._cells)
-
-    def cells_ready(self) -> bool:
-        """Whether cells() answers at once (built, or known not to be buildable)."""
-        return "layout" in self._cache
-
-    def _cells(self) -> Layout | None:
-        def discover() -> Layout | str:  # a cabling not seen before
-            fab = self.fabric()
-            return cell_layout(fab) if fab is not None else (self._fabric_error or "no fabric")
-
-        key = (self._read(lambda cur: [layout_cache.cabling_key(cur)]) or [None])[0]
-        found = layout_cache.kept_or(key, discover)
-        if isinstance(found, str):
-            self._fabric_error = found
-            return None
-        return found.set_capacities(self._capacities())
-
-    def windows(self) -> tuple[list[datetime], float]:
-        """Window starts to step the fabric through, and their length in seconds.
-
-        The replay's windows when there is a replay, else at most 60 nice-sized windows (30 s
-        or more, so a window holds a few samples) over the samples' time range.
-        """
-        return self._once("windows", self._windows)
-
-    def _windows(self) -> tuple[list[datetime], float]:
-        rows = self._rows("SELECT DISTINCT window_start, epoch(window_end - window_start) "
-                          "FROM expected_ports ORDER BY 1")
-        if rows:
-            return [r[0] for r in rows], float(rows[0][1])
-        t0, t1 = self.time_range()
-        if t0 is None:
-            return [], 0.0
-        span = max((t1 - t0).total_seconds(), 1.0)
-        step = next((w for w in NICE_WINDOWS_S if span / w <= 60), NICE_WINDOWS_S[-1])
-        start = _floor(t0, step)
-        n = int((t1 - start).total_seconds() // step) + 1
-        return [start + timedelta(seconds=step * i) for i in range(n)], float(step)
-
-    def heatmaps(self, t0: datetime, window_s: float, errors: bool = True) -> list[Heatmap]:
-        """Per plane, leaf x spine utilization in [t0, t0 + window_s), and each leaf's host
-        links: max of the two directions over capacity, max over parallel cables; down and
-        degraded cables marked.
-
-        Load and outages come from the replay's window averages when it covered the window (a
-        small table), else from the counters. A cable is degraded when the diagnosis holds a
-        link_degraded incident on it then, or (`errors`) when an error counter of either end
-        rose in the window: that reads the error counters of the window from `samples`, the
-        slow part on a big store, so the fabric screen draws first without it.
-        """
-        layout = self.cells()
-        if layout is None:
-            return []
-        t1 = t0 + timedelta(seconds=window_s)
-        replayed = self._replayed(layout)
-        w = replayed.starts.get(t0) if replayed and window_s == self.windows()[1] else None
-        if w is not None and replayed.covered[w]:  # one replay window: a row of the arrays
-            util, down = replayed.util[w], replayed.down[w]
-        else:  # the replay did not cover it: from the counters, for this window only
-            util, down, _ = layout.arrays(self._port_util(t0, t1), self._down_ports(t0, t1),
-                                          set())
-        bad = self._diagnosed_degraded(t0, t1) | (self._rising(t0, window_s) if errors else set())
-        bad_mask = layout.mask(bad)
-        maps = []
-        for pl in layout.planes:
-            grid, state, codes = pl.spine_cells.draw(util, down, bad_mask)
-            h_grid, h_state, h_codes = pl.host_cells.draw(util, down, bad_mask)
-            maps.append(Heatmap(pl.plane, pl.leaves, pl.spines, grid, state, pl.spine_cells.links,
-                                h_grid, h_state, pl.host_cells.links,
-                                np.concatenate([codes, h_codes], axis=1)))
-        return maps
-
-    def _rising(self, t0: datetime, window_s: float) -> set[str]:
-        """rising_errors of one of the fabric's windows, from one scan of the whole store's
-        error counters made at the first need (every later window is a lookup); a window
-        the scan does not cover is read on its own."""
-        windows, length = self.windows()
-        by_window = self._once("rising errors", lambda: self._read(
-            lambda cur: [rising_errors_by_window(cur, windows, length)])[0]) \
-            if window_s == length else None
-        if by_window is not None and t0 in by_window:
-            return by_window[t0]
-        return self.rising_errors(t0, t0 + timedelta(seconds=window_s))
-
-    def errors_cached(self) -> bool:
-        """Whether a window's error check is a lookup now: the one scan of the store's error
-        counters is done (_rising)."""
-        return self._cache.get("rising errors") is not None
-
-    def rising_errors(self, t0: datetime, t1: datetime) -> set[str]:
-        """Ports whose error counters rose in [t0, t1)."""
-        rows = self._rows("""
-            SELECT device || ':' || ifname FROM samples
-            WHERE ts >= ? AND ts < ? AND counter IN ('rx_errors', 'tx_errors', 'rx_fcs_errors',
-                'symbol_errors')
-            GROUP BY device, ifname, metric, qualifier HAVING max(value) > min(value)""", [t0, t1])
-        return {r[0] for r in rows}
-
-    def _diagnosed_degraded(self, t0: datetime, t1: datetime) -> set[str]:
-        """The ports of the link_degraded incidents under way in [t0, t1)."""
-        rows = self._rows("""
-            SELECT root_id FROM incidents WHERE kind = 'link_degraded'
-                AND (start IS NULL OR start < ?) AND ("end" IS NULL OR "end" >= ?)""", [t1, t0])
-        return {p for (root,) in rows for p in root.split("--")}
-
-    def _replayed(self, layout: Layout):
-        """The replay's per-window port arrays over the fabric's cells (fabric_windows)."""
-        return self._once("replayed windows", lambda: (
-            self._read(lambda cur: [replayed_windows(cur, layout)]) or [None])[0])
-
-    def warm_fabric(self) -> None:
-        """Read what the fabric screen's first window needs (its cells, the replay's
-        capacities and per-port windows: mostly DuckDB, on its own threads)."""
-        layout = self.cells()  # or wait for the thread reading them
-        if layout is not None:
-            self._replayed(layout)
-        self._port_roles()  # a drill-down's peers
-        self._cables()
-
-    def _capacities(self) -> dict[str, float]:
-        return self._once("capacities", lambda: {p: c for p, c in self._rows(
-            "SELECT port_id, max(capacity_bytes_per_s) FROM expected_ports GROUP BY 1") if c})
-
-    def _down_ports(self, t0: datetime, t1: datetime) -> set[str]:
-        """Ports down at some point of [t0, t1): an oper-status sample or a link_down event in
-        the window, or a last event before it that was link_down. Bounded by the window (the
-        link_state_intervals view would scan every oper-status sample of the store)."""
-        rows = self._rows("""
-            SELECT device || ':' || ifname FROM samples
-            WHERE ts >= ? AND ts < ? AND counter IN ('oper_status', 'link_up') AND value <> 1
-            UNION SELECT device || ':' || ifname FROM events
-            WHERE ts >= ? AND ts < ? AND kind = 'link_down'
-            UNION SELECT port FROM (
-                SELECT device || ':' || ifname AS port, arg_max(kind, ts) AS last FROM events
-                WHERE ts < ? AND kind IN ('link_up', 'link_down') GROUP BY ALL)
-            WHERE last = 'link_down'""", [t0, t1, t0, t1, t0])
-        return {r[0] for r in rows}
-
-    def _port_util(self, t0: datetime, t1: datetime) -> dict[str, float]:
-        """Bytes/s per port in [t0, t1), the larger of tx and rx: the counted bytes of the
-        sample intervals ending in the window over their seconds, as `port_rates` counts them
-        (wraps added back, resets dropped: `replay.rates`), for this window's samples only."""
-        sql = rates_sql(["tx_bytes_per_s", "rx_bytes_per_s"], "$t0::TIMESTAMP", by_device=False)
-        # rates_sql's window is closed; the heatmap's is [t0, t1)
-        params = {"t0": t0, "t1": t1 - timedelta(microseconds=1)}
-        rows = self._read(lambda cur: cur.execute(f"""
-            SELECT port, greatest(tx_bytes_per_s, rx_bytes_per_s) FROM ({sql})
-            WHERE greatest(tx_bytes_per_s, rx_bytes_per_s) IS NOT NULL""", params).fetchall())
-        return {p: r for p, r in rows}
+    # -- fabric: fabric_data.FabricData -------------------------------------------------
 
     # -- on-call: drill-down peers, explanations, WJH drops, the schema ---------------------
+    def warm_drill(self) -> None:
+        """Read what a drill-down's peers need (two scans of the replay's ports)."""
+        self._port_roles()
+        self._cables()
+
     def uplink_peers(self, ports: list[str]) -> list[str]:
         """The other uplinks of the switches (or hosts) whose uplinks `ports` are, and for a
         port that is not an uplink the other ports of its device facing the same tier: the
@@ -677,11 +456,6 @@ class StoreData:
             if key not in self._cache:
                 self._cache[key] = compute()
             return self._cache[key]
-
-
-def _floor(t: datetime, step: int) -> datetime:
-    epoch = datetime(1970, 1, 1)
-    return epoch + timedelta(seconds=int((t - epoch).total_seconds()) // step * step)
 
 
 def _port_filter(ports: list[str]) -> tuple[str, list]:

@@ -1,13 +1,13 @@
-"""The fabric screen's per-window link state, computed once per store, so that a window step
-is an array lookup instead of queries over the store.
+"""The fabric screen's per-window link state, read so that showing a window costs a small
+query and numpy over every cell, whatever the size of the fabric.
 
-Two things are precomputed, each by one scan (DuckDB) at the first need, in the caller's
-thread (the screen's background worker):
 - `Layout`: per plane, the cells of the leaf x spine grid and of each leaf's host links, as
   arrays of port indexes, so a window's utilization is computed with numpy for all cells;
-- `PortWindows`: per window and port, bytes/s (the larger of tx and rx) and whether it was down,
-  from the replay's window averages (`expected_ports`), and the ports whose error counters
-  rose, per window (`samples`, the error counters only).
+- `PortWindow`: one replay window's bytes/s per port (the larger of tx and rx), whether it was
+  down and its capacity, from the replay's window averages (`expected_ports`), read one window
+  at a time (the rows of one window at 256 switches: 24K, about 10 ms);
+- the ports whose error counters rose, per window (`samples`, the error counters only), in one
+  scan.
 No Textual here (the import contracts): this is data, tested through `StoreData.heatmaps`.
 """
 
@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import numpy as np
-import pyarrow as pa
 
 ERROR_COUNTERS = ("rx_errors", "tx_errors", "rx_fcs_errors", "symbol_errors")
 ERROR_SUFFIX = "_errors"  # what every one of ERROR_COUNTERS ends with
@@ -35,7 +34,7 @@ def natural_key(text: str) -> list:
 class Cells:
     """The cables drawn in one grid (spine or host columns) of one plane: cable i is in cell
     `cell[i]` (row * cols + column), between ports `a[i]` and `b[i]` (indexes in
-    Layout.ports), of capacity `cap[i]` bytes/s."""
+    Layout.ports), of line rate `cap[i]` bytes/s (the cabling's)."""
 
     rows: int
     cols: int
@@ -44,23 +43,23 @@ class Cells:
     b: np.ndarray
     cap: np.ndarray
     links: list[list[str]]  # link id per cell, "" when no cable
-    line_cap: np.ndarray | None = None  # bytes/s of each cable's line rate (the cabling's)
 
-    def set_capacities(self, port_cap: np.ndarray) -> None:
-        """`cap` from per-port capacities (`Layout.ports` order; 0: not known): the lower
-        port's, else the upper port's, else the cable's line rate."""
-        line = self.line_cap if self.line_cap is not None else self.cap
-        self.cap = np.where(port_cap[self.a] != 0, port_cap[self.a],
-                            np.where(port_cap[self.b] != 0, port_cap[self.b], line))
+    def capacity(self, port_cap: np.ndarray | None) -> np.ndarray:
+        """Each cable's bytes/s from per-port capacities (`Layout.ports` order; 0 or NaN: not
+        known): the lower port's, else the upper port's, else the cable's line rate."""
+        if port_cap is None:
+            return self.cap
+        lo, hi = port_cap[self.a], port_cap[self.b]
+        return np.where(lo > 0, lo, np.where(hi > 0, hi, self.cap))
 
-    def arrays(self, util: np.ndarray, down: np.ndarray, bad: np.ndarray
-               ) -> tuple[np.ndarray, np.ndarray]:
+    def arrays(self, util: np.ndarray, down: np.ndarray, bad: np.ndarray,
+               port_cap: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Per cell (row * cols + column): utilization (max of both ends over capacity, max
         over parallel cables; NaN: no data or no cable) and state (STATES' index), from
-        per-port arrays."""
+        per-port arrays (`port_cap`: capacities, see `capacity`)."""
         n = self.rows * self.cols
         with np.errstate(invalid="ignore"):
-            u = np.fmax(util[self.a], util[self.b]) / self.cap
+            u = np.fmax(util[self.a], util[self.b]) / self.capacity(port_cap)
         best = np.full(n, -np.inf)
         np.maximum.at(best, self.cell, np.where(np.isnan(u), -np.inf, u))
         dn, bd, has = np.zeros(n, bool), np.zeros(n, bool), np.zeros(n, bool)
@@ -70,11 +69,12 @@ class Cells:
         state = np.where(dn, 1, np.where(bd, 2, np.where(has, 0, 3))).astype(np.int8)
         return np.where(best == -np.inf, np.nan, best), state
 
-    def draw(self, util: np.ndarray, down: np.ndarray, bad: np.ndarray
+    def draw(self, util: np.ndarray, down: np.ndarray, bad: np.ndarray,
+             port_cap: np.ndarray | None = None
              ) -> tuple[list[list[float | None]], list[list[str]], np.ndarray]:
         """Utilization and state ("" ok, "down", "degraded", "-" no cable) per cell as rows
         of lists, and the cells' codes (rows x cols, `cell_codes`), from per-port arrays."""
-        best, state = self.arrays(util, down, bad)
+        best, state = self.arrays(util, down, bad, port_cap)
         vals = [None if v != v else v for v in best.tolist()]  # NaN: None
         states = [STATES[s] for s in state.tolist()]
         c = self.cols
@@ -120,6 +120,15 @@ class Layout:
     index: dict[str, int]
     planes: list[PlaneLayout] = field(default_factory=list)
 
+    def add_ports(self, ports: list[str]) -> np.ndarray:
+        """The indexes of `ports`, those not in `ports` yet appended."""
+        index, known = self.index, self.ports
+        for p in ports:
+            if p not in index:
+                index[p] = len(known)
+                known.append(p)
+        return np.array([index[p] for p in ports], dtype=np.int64)
+
     def arrays(self, util: dict[str, float], down: set[str], bad: set[str]
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per-port arrays (NaN: no data) from per-port dicts and sets."""
@@ -135,126 +144,100 @@ class Layout:
         m[[self.index[p] for p in ports if p in self.index]] = True
         return m
 
-    def set_capacities(self, capacity: dict[str, float]) -> Layout:
-        """Every cell's capacity from per-port bytes/s (the replay's; a port missing or 0:
-        its cable's other end, else its line rate); returns self."""
-        port_cap = np.array([capacity.get(p) or 0.0 for p in self.ports], dtype=float)
-        for pl in self.planes:
-            pl.spine_cells.set_capacities(port_cap)
-            pl.host_cells.set_capacities(port_cap)
-        return self
-
-
-def build_layout(fab, capacity: dict[str, float]) -> Layout:
-    """The cells of `fab` (a twin Fabric): per plane, leaf x spine cables (tier 1) and each
-    leaf's host cables (tier 0) in the leaf's port order, of the ports' `capacity`."""
-    return cell_layout(fab).set_capacities(capacity)
+    def capacities(self, capacity: dict[str, float]) -> np.ndarray:
+        """Per-port bytes/s (`ports` order; 0: not known) from a dict of them."""
+        return np.array([capacity.get(p) or 0.0 for p in self.ports], dtype=float)
 
 
 def cell_layout(fab) -> Layout:
-    """build_layout's cells, each of its cable's line rate: what the cabling alone gives (and
-    layout_cache keeps)."""
-    ports: list[str] = []
-    index: dict[str, int] = {}
+    """The cells of `fab` (a twin Fabric): per plane, leaf x spine cables (tier 1) and each
+    leaf's host cables (tier 0) in the leaf's port order, each of its cable's line rate: what
+    the cabling alone gives (and layout_cache keeps).
 
-    def at(port: str) -> int:
-        if port not in index:
-            index[port] = len(ports)
-            ports.append(port)
-        return index[port]
-
-    layout = Layout(ports, index)
-    names, kind = fab.node_name, fab.node_kind
-    for plane in sorted(set(int(p) for p in fab.node_plane if p >= 0)):
-        leaves = [n for i, n in enumerate(names) if kind[i] == 1 and fab.node_plane[i] == plane]
-        spines = [n for i, n in enumerate(names) if kind[i] == 2 and fab.node_plane[i] == plane]
-        li, si = {n: i for i, n in enumerate(leaves)}, {n: i for i, n in enumerate(spines)}
-        spine_rows: list[tuple[int, int, str, str, float]] = []
-        host_ports: list[list[tuple[str, str, str, float]]] = [[] for _ in leaves]
-        for c in range(fab.n_cables):
-            if int(fab.cable_plane[c]) != plane:
-                continue
-            a, b = fab.cable_port_a[c], fab.cable_port_b[c]
-            cap = float(fab.cable_gbps[c]) * 1e9 / 8
-            tier = int(fab.cable_tier[c])
-            if tier == 0:  # host-leaf: either end may be the leaf's
-                for port in (a, b):
-                    r = li.get(port.split(":", 1)[0])
-                    if r is not None:
-                        host_ports[r].append((port, a, b, cap))
-                        break
-            elif tier == 1:
-                r, k = li.get(a.split(":", 1)[0]), si.get(b.split(":", 1)[0])
-                if r is not None and k is not None:
-                    spine_rows.append((r, k, a, b, cap))
-        width = max((len(row) for row in host_ports), default=0)
-        host_rows = [(r, k, a, b, cap) for r, row in enumerate(host_ports)
-                     for k, (_, a, b, cap) in enumerate(sorted(row, key=lambda x: natural_key(x[0])))]
-        layout.planes.append(PlaneLayout(
-            plane, leaves, spines, _cells(spine_rows, len(leaves), len(spines), at),
-            _cells(host_rows, len(leaves), width, at)))
+    The cables are sorted into planes, grids and cells with numpy over the fabric's node
+    indexes (`cable_a` the lower end, its port `cable_port_a`); a leaf's host ports are
+    ordered by their interface names' natural keys, one per name (a row is one leaf's). 12,288
+    cables: 58 -> 15 ms of CPU, on the path of a first-ever fabric visit."""
+    layout = Layout([], {})
+    kind, node_plane = np.asarray(fab.node_kind), np.asarray(fab.node_plane)
+    ca, cb = np.asarray(fab.cable_a, dtype=np.int64), np.asarray(fab.cable_b, dtype=np.int64)
+    tier, cable_plane = np.asarray(fab.cable_tier), np.asarray(fab.cable_plane)
+    line = np.asarray(fab.cable_gbps, dtype=float) * 1e9 / 8
+    pa, pb, names = fab.cable_port_a, fab.cable_port_b, fab.node_name
+    for plane in sorted(set(node_plane[node_plane >= 0].tolist())):
+        leaf_nodes = np.flatnonzero((kind == 1) & (node_plane == plane))
+        spine_nodes = np.flatnonzero((kind == 2) & (node_plane == plane))
+        row, col = np.full(len(kind), -1), np.full(len(kind), -1)
+        row[leaf_nodes], col[spine_nodes] = np.arange(len(leaf_nodes)), np.arange(len(spine_nodes))
+        mine = cable_plane == plane
+        up = np.flatnonzero(mine & (tier == 1) & (row[ca] >= 0) & (col[cb] >= 0)).tolist()
+        spine_cells = _grid(layout, row[ca[up]], col[cb[up]], up, pa, pb, line,
+                            len(leaf_nodes), len(spine_nodes))
+        # host-leaf cables: the leaf is whichever end is one of this plane's (the lower first)
+        down = np.flatnonzero(mine & (tier == 0) & ((row[ca] >= 0) | (row[cb] >= 0)))
+        lower = row[ca[down]] >= 0
+        r = np.where(lower, row[ca[down]], row[cb[down]])
+        ifnames = [(pa[c] if low else pb[c]).split(":", 1)[1]
+                   for c, low in zip(down.tolist(), lower.tolist(), strict=True)]
+        keys = {n: natural_key(n) for n in set(ifnames)}
+        rows = r.tolist()
+        order = sorted(range(len(rows)), key=lambda i: (rows[i], keys[ifnames[i]]))
+        r = r[order]
+        counts = np.bincount(r, minlength=len(leaf_nodes))
+        k = np.arange(len(r)) - np.repeat(np.cumsum(counts) - counts, counts)  # rank in its row
+        host_cells = _grid(layout, r, k, down[order].tolist(), pa, pb, line, len(leaf_nodes),
+                           int(counts.max(initial=0)))
+        layout.planes.append(PlaneLayout(plane, [names[n] for n in leaf_nodes.tolist()],
+                                         [names[n] for n in spine_nodes.tolist()],
+                                         spine_cells, host_cells))
     return layout
 
 
-def _cells(rows: list[tuple[int, int, str, str, float]], n_rows: int, n_cols: int, at) -> Cells:
+def _grid(layout: Layout, r: np.ndarray, k: np.ndarray, cables: list[int], pa: list[str],
+          pb: list[str], line: np.ndarray, n_rows: int, n_cols: int) -> Cells:
+    """The Cells of `cables`, cable i in row r[i] and column k[i] (ports added to `layout`)."""
     links = [[""] * n_cols for _ in range(n_rows)]
-    for r, k, a, b, _ in rows:
-        links[r][k] = f"{min(a, b)}--{max(a, b)}"
-    line = np.array([cap for *_, cap in rows], dtype=float)
-    return Cells(n_rows, n_cols,
-                 np.array([r * n_cols + k for r, k, *_ in rows], dtype=np.int64),
-                 np.array([at(a) for _, _, a, _, _ in rows], dtype=np.int64),
-                 np.array([at(b) for _, _, _, b, _ in rows], dtype=np.int64),
-                 line, links, line)
+    a, b = [pa[c] for c in cables], [pb[c] for c in cables]
+    for ri, ki, x, y in zip(r.tolist(), k.tolist(), a, b, strict=True):
+        links[ri][ki] = f"{x}--{y}" if x <= y else f"{y}--{x}"
+    return Cells(n_rows, n_cols, (r * n_cols + k).astype(np.int64), layout.add_ports(a),
+                 layout.add_ports(b), line[cables].astype(float), links)
 
 
 @dataclass
-class PortWindows:
-    """Per window (its start) and port (Layout index): bytes/s and down, from the replay."""
+class PortWindow:
+    """One replay window's per-port arrays (Layout index)."""
 
-    starts: dict[datetime, int]
-    util: np.ndarray  # [windows, ports] bytes/s, NaN: no data
-    down: np.ndarray  # [windows, ports] bool
-    covered: np.ndarray  # [windows] bool: the replay has rows in that window
+    util: np.ndarray  # bytes/s, the larger of tx and rx; NaN: no data
+    down: np.ndarray  # bool
+    cap: np.ndarray  # bytes/s the replay gives the port; NaN: none
 
 
-def replayed_windows(cur, layout: Layout) -> PortWindows | None:
-    """Every replay window's per-port load (the max of tx and rx over the window) and outages
-    (a port is down in a window when its up fraction is below 1 at some point, as
-    `_replayed_state` reads it) as arrays over `layout`'s ports, from one scan of
-    `expected_ports` joined to the layout's ports in DuckDB (None: no replay). Several rows of
-    a window and port take the max load and the least up fraction.
+def replayed_window(cur, layout: Layout, start: datetime) -> PortWindow:
+    """The replay's per-port load (the max of tx and rx over the window), outages (a port is
+    down when its up fraction is below 1 at some point, as `_replayed_state` reads it) and
+    capacities in the window starting at `start`, as arrays over `layout`'s ports; several
+    rows of a port take the max load and capacity and the least up fraction.
 
-    The join gives each row its port's index, and the windows are found by a search in their
-    sorted starts: a hash of 344K port names in Python (Arrow's dictionary encoding, then a
-    dict) and a sort of the starts (np.unique) took 150-300 ms of CPU at 256 switches."""
-    starts_us = cur.execute("SELECT DISTINCT epoch_us(window_start) FROM expected_ports "
-                            "ORDER BY 1").fetchnumpy()
-    first = next(iter(starts_us.values()), np.zeros(0, np.int64))
-    if not len(first):
-        return None
-    starts_us = np.ma.filled(first, 0).astype(np.int64)
-    cur.register("fabric_screen_ports", pa.table({
-        "port": pa.array(layout.ports, pa.string()),
-        "i": pa.array(np.arange(len(layout.ports), dtype=np.int64))}))
-    try:
-        got = cur.execute("""
-            SELECT epoch_us(e.window_start) AS w, p.i,
-                greatest(coalesce(e.observed_tx_bytes_per_s, 0),
-                         coalesce(e.observed_rx_bytes_per_s, 0)) AS u,
-                e.up_fraction AS up
-            FROM expected_ports e JOIN fabric_screen_ports p ON e.port_id = p.port""").fetchnumpy()
-    finally:
-        cur.unregister("fabric_screen_ports")
-    w = np.searchsorted(starts_us, np.ma.filled(got["w"], 0).astype(np.int64))
-    i = np.ma.filled(got["i"], 0).astype(np.int64)
-    shape = (len(starts_us), len(layout.ports))
-    util, low = np.full(shape, np.nan), np.full(shape, np.nan)
-    np.fmax.at(util, (w, i), np.ma.filled(np.ma.asarray(got["u"], dtype=float), np.nan))
-    np.fmin.at(low, (w, i), np.ma.filled(np.ma.asarray(got["up"], dtype=float), np.nan))
-    down = ~np.isnan(low) & (low < 1)
-    starts = {t: k for k, t in enumerate(starts_us.astype("datetime64[us]").tolist())}
-    return PortWindows(starts, util, down, np.ones(len(starts_us), bool))
+    One window at a time: the first window shown waits for its rows only (24K at 256
+    switches: 14-16 ms of CPU), where a scan of every window's 344K rows took 130-220 ms
+    before the first one could be drawn. The rows find their ports by a dict lookup (a join
+    to the ports in DuckDB cost 25-30 ms; Arrow's index_in 10 ms, but importing pyarrow for it
+    added 85-150 ms of CPU before the first paint)."""
+    got = cur.execute("""
+        SELECT port_id, greatest(coalesce(observed_tx_bytes_per_s, 0),
+                                 coalesce(observed_rx_bytes_per_s, 0)) AS u,
+            up_fraction AS up, capacity_bytes_per_s AS cap
+        FROM expected_ports WHERE window_start = $t0::TIMESTAMP""", {"t0": start}).fetchnumpy()
+    names = got["port_id"].tolist()
+    at = np.array(list(map(layout.index.get, names, [-1] * len(names))), dtype=np.int64)
+    known = at >= 0  # a port the cabling does not know is not drawn
+    n = len(layout.ports)
+    util, low, cap = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
+    for reduce, out, col in ((np.fmax, util, "u"), (np.fmin, low, "up"), (np.fmax, cap, "cap")):
+        values = np.ma.filled(np.ma.asarray(got[col], dtype=float), np.nan)
+        reduce.at(out, at[known], values[known])
+    return PortWindow(util, ~np.isnan(low) & (low < 1), cap)
 
 
 def rising_errors_by_window(cur, windows: list[datetime], window_s: float

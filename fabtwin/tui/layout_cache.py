@@ -73,15 +73,30 @@ def _path(key: str) -> Path:
     return cache_dir() / f"cells-{key}.npz"
 
 
-def kept_or(key: str | None, discover: Callable[[], Layout | str]) -> Layout | str:
+def holds_any() -> bool:
+    """Whether the cache holds a file of cells at all (a folder scan, no store read: an
+    empty cache needs no cabling key)."""
+    try:
+        return any(cache_dir().glob("cells-*.npz"))
+    except OSError:
+        return False
+
+
+def kept_or(key: str | None, discover: Callable[[], Layout | str], later: list | None = None
+            ) -> Layout | str:
     """The cells (or the cabling's error) kept for `key`, else discover()'s, then kept
-    (`key` None: never kept)."""
+    (`key` None: never kept); with `later`, the save is appended to it as a callable for the
+    caller to run when it can (after drawing them, say) instead of now."""
     found = load(key) if key else None
     if found is None:
         found = discover()
         if key:
-            save(key, found)
+            (later.append if later is not None else _run)(lambda: save(key, found))
     return found
+
+
+def _run(job: Callable[[], None]) -> None:
+    job()
 
 
 def load(key: str) -> Layout | str | None:
@@ -111,8 +126,8 @@ def _layout(meta: dict, z) -> Layout:
             if max(a.max(initial=0), b.max(initial=0)) >= max(len(ports), 1) \
                     or len(flat) != rows * cols or not len(cell) == len(a) == len(b) == len(line):
                 raise ValueError("inconsistent cells")
-            grids.append(Cells(rows, cols, cell, a, b, line.copy(),
-                               [flat[r * cols:(r + 1) * cols] for r in range(rows)], line))
+            grids.append(Cells(rows, cols, cell, a, b, line,
+                               [flat[r * cols:(r + 1) * cols] for r in range(rows)]))
         layout.planes.append(PlaneLayout(pl["plane"], pl["leaves"], pl["spines"], *grids))
     return layout
 
@@ -130,9 +145,8 @@ def save(key: str, found: Layout | str) -> None:
             for side, cells in (("spine", pl.spine_cells), ("host", pl.host_cells)):
                 entry[f"{side}_shape"] = [cells.rows, cells.cols]
                 entry[f"{side}_links"] = [x for row in cells.links for x in row]
-                line = cells.line_cap if cells.line_cap is not None else cells.cap
                 for x, arr in (("cell", cells.cell), ("a", cells.a), ("b", cells.b),
-                               ("line", line)):
+                               ("line", cells.cap)):
                     arrays[f"{k}_{side}_{x}"] = arr
             meta["planes"].append(entry)
     folder = cache_dir()

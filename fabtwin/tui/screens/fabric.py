@@ -19,11 +19,12 @@ from textual.worker import WorkerState
 
 from fabtwin.tui.actions import bindings
 from fabtwin.tui.bars import KeyBar, TitleBar
-from fabtwin.tui.data import Heatmap
+from fabtwin.tui.data import Heatmap, opening_window
 from fabtwin.tui.fabric_windows import PCT_CODES, decode
 from fabtwin.tui.heatgrid import HeatGrid
 
 ONE_PASS_S = 0.1  # an error check quicker than this is done with the load, in one pass
+ERRORS_AFTER_S = 0.3  # the error check starts when the screen has been shown this long
 # utilization -> background, coolest first
 SCALE = ((0.05, "#1c1c1c"), (0.25, "#005f5f"), (0.5, "#008700"), (0.75, "#afaf00"),
          (0.9, "#d75f00"), (9e9, "#d70000"))
@@ -106,7 +107,10 @@ class FabricScreen(Screen):
         grid.cell_id = lambda at: (self._entity_at(at) or ("", ""))[1]  # what `y` copies
         grid.focus()
         data = self.app.data
-        if not data.cells_ready():  # the app builds them from its first paint on (_warm_up)
+        if data.cells_ready() and data.windows_ready():  # the app read them from its start
+            self._windows_in(data.windows())  # its first frame holds the heatmap
+            return
+        if not data.cells_ready():
             self.query_one("#head", Static).update(  # one line at 80 columns
                 "building the fabric view... (once per cabling: it fills when ready)")
 
@@ -116,6 +120,14 @@ class FabricScreen(Screen):
 
         self.run_worker(prepare, thread=True, group="windows")
 
+    def _windows_in(self, found: tuple[list[datetime], float]) -> None:
+        self.windows, self.window_s = found
+        self.index = opening_window(self.windows)
+        if self._pending is not None:
+            self.go_to(self._pending, self._find)
+        else:
+            self.load()
+
     def on_worker_state_changed(self, event) -> None:
         worker = event.worker
         if worker.group == "errors" and worker.is_finished:
@@ -123,12 +135,9 @@ class FabricScreen(Screen):
         if worker.state != WorkerState.SUCCESS or worker.result is None:
             return
         if worker.group == "windows":
-            self.windows, self.window_s = worker.result
-            self.index = len(self.windows) // 2
-            if self._pending is not None:
-                self.go_to(self._pending, self._find)
-            else:
-                self.load()
+            self._windows_in(worker.result)
+            return
+        if worker.group == "prefetch":
             return
         t0, maps, checked = worker.result
         current = self.windows[self.index]
@@ -138,6 +147,11 @@ class FabricScreen(Screen):
                 return
         elif t0 != current or self._shown == (t0, True):
             return
+        self._show(t0, maps, checked)
+
+    def _show(self, t0: datetime, maps: list[Heatmap], checked: bool) -> None:
+        """Draw `maps` of window `t0` (`checked`: their error counters are), then read the
+        windows either side, so that a step finds its rows in memory."""
         self.maps, self._shown = maps, (t0, checked)
         found, self._find = self._locate(self._find), None
         if found is not None:
@@ -145,8 +159,20 @@ class FabricScreen(Screen):
         self.draw()
         if found is not None:
             self.query_one(HeatGrid).cursor_coordinate = Coordinate(*found[1:])
-        # once the heatmap is painted: the scan keeps the cores busy and the paint would wait
-        self.call_after_refresh(self._check_errors)
+        self._errors_soon()
+        self.call_after_refresh(self._prefetch)
+
+    def _errors_soon(self) -> None:
+        """Check the errors once the heatmap is painted and the user stays on the screen
+        ERRORS_AFTER_S: the scan keeps both cores busy for seconds on a big store, and a key
+        meanwhile (`3` right after the heatmap came in) waited 1.2 s for its screen."""
+        self.call_after_refresh(lambda: self.set_timer(ERRORS_AFTER_S, self._check_errors))
+
+    def _prefetch(self) -> None:
+        """Compute the heatmaps of the windows either side of the one shown, for a step."""
+        data, near = self.app.data, self.windows[max(0, self.index - 1):self.index + 2]
+        self.run_worker(lambda: data.prefetch(near), thread=True, group="prefetch",
+                        exit_on_error=False)
 
     def go_to(self, when: datetime, link: str | None = None) -> None:
         """Show the window that holds `when`; `link` (a link id): on its plane, the cursor
@@ -164,7 +190,7 @@ class FabricScreen(Screen):
         cables' error counters rose, which reads the samples (seconds on a big store); both at
         once when the check proved quick."""
         data = self.app.data
-        if data.fabric() is None:
+        if data.cells() is None:  # read by now (the worker that gave the windows): a lookup
             self.query_one("#head", Static).update(
                 Text(f"No fabric to draw: {data.fabric_error or 'no cabling'}"))
             return
@@ -175,6 +201,11 @@ class FabricScreen(Screen):
         self.query_one("#head", Static).update(f"window {t0:%Y-%m-%d %H:%M:%S} + {w:g} s ...")
         # the check is a lookup (the store's scan is done) or proved quick: in one pass
         errors = (self._one_pass or data.errors_cached()) and self.is_current
+        if data.heatmaps_ready(t0, w, errors):
+            # computed ahead (the app's warm-up, the previous draw's read-ahead): drawn now; a
+            # worker's round trip to the UI thread took 60-130 ms on a busy interpreter
+            self._show(t0, data.heatmaps(t0, w, errors=errors), errors)
+            return
         self.run_worker(lambda: (t0, data.heatmaps(t0, w, errors=errors), errors), thread=True,
                         exclusive=True, group="heatmap")
 
@@ -188,7 +219,7 @@ class FabricScreen(Screen):
         return None
 
     def on_screen_resume(self) -> None:
-        self.call_after_refresh(self._check_errors)
+        self._errors_soon()
 
     def _check_errors(self) -> None:
         """Check the shown window's error counters, one scan at a time (stepping fast does not
