@@ -10,6 +10,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
@@ -226,3 +227,44 @@ def test_ingest_refuses_a_folder_that_is_neither_empty_nor_a_lake(tmp_path):
     assert out.exit_code == 2
     assert "neither empty nor a fabtwin lake" in out.stderr and "\n" not in out.stderr.strip()
     assert sorted(p.name for p in folder.iterdir()) == ["notes.txt"]  # nothing written
+
+
+def _catalog(con: duckdb.DuckDBPyConnection) -> list[tuple]:
+    """(relation, column, type) as DuckDB's catalog declares them, and as a query binds them."""
+    declared = con.execute("SELECT table_name, column_name, data_type FROM duckdb_columns() "
+                           "WHERE NOT internal ORDER BY table_name, column_index").fetchall()
+    bound = [(r, *d[:2]) for r in TABLES + VIEWS for d in con.execute(f"DESCRIBE {r}").fetchall()]
+    return declared + bound
+
+
+def test_lake_views_rebind(store_and_lake):
+    """A lake's store views are created over the empty schema tables, before those become views
+    over Parquet (lakeread.lake_connection): what the catalog declares and what a query binds
+    are still the store's, column for column."""
+    db, lake = store_and_lake
+    a, b = open_readonly(db), open_readonly(lake)
+    try:
+        assert _catalog(b) == _catalog(a)
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_column_the_files_lack_reads_as_null_of_the_schema_type(store_and_lake, tmp_path):
+    """Parquet written before the schema gained a column (files.time_source): the lake's view
+    still has it, in the schema's place and type, NULL; the other columns read the files."""
+    _, lake = store_and_lake
+    copy = tmp_path / "old"
+    shutil.copytree(lake, copy)
+    for f in read_manifest(copy)["tables"]["files"]["files"]:
+        t = pq.read_table(copy / f)
+        pq.write_table(t.drop_columns(["time_source"]), copy / f)
+    want, got = open_readonly(lake), open_readonly(copy)
+    try:
+        assert _catalog(got) == _catalog(want)
+        assert got.execute("SELECT count(*) FROM files WHERE time_source IS NOT NULL").fetchall() == [(0,)]
+        assert _rows(got, "files", ("time_source",)).equals(_rows(want, "files", ("time_source",)))
+        assert _rows(want, "files").height > 0
+    finally:
+        want.close()
+        got.close()

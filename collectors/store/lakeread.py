@@ -74,26 +74,60 @@ def parquet_reader(root: Path, table: str, files: list[str]) -> str:
     return f"read_parquet({paths}, hive_partitioning = false, union_by_name = true)"
 
 
-def lake_connection(root: str | Path) -> duckdb.DuckDBPyConnection:
+_SCHEMAS: dict[str, dict[str, list[tuple[str, str]]]] = {}
+
+
+def _schema_columns(ddl: str, con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[str, str]]]:
+    """(name, type) of every table's columns, in order, on `con` that has just run `ddl`: the
+    same for every connection of one DDL, so asked of DuckDB's catalog once per process and
+    DDL (a duckdb_columns() query costs ~20 ms of CPU)."""
+    if ddl in _SCHEMAS:
+        return _SCHEMAS[ddl]
+    schema: dict[str, list[tuple[str, str]]] = {}
+    for table, name, dtype in con.execute(
+            "SELECT table_name, column_name, data_type FROM duckdb_columns() "
+            "WHERE database_name = current_database() AND table_name IN (SELECT unnest(?)) "
+            "ORDER BY table_name, column_index", [list(TABLES)]).fetchall():
+        schema.setdefault(table, []).append((name, dtype))
+    _SCHEMAS[ddl] = schema
+    return schema
+
+
+def _lake_views(con: duckdb.DuckDBPyConnection, ddl: str, readers: dict[str, str]) -> str:
+    """The statements that replace each schema table in `readers` by a view over its Parquet
+    files with the schema's columns in order (one the files lack reads as NULL: a column the
+    schema gained after the export). One DESCRIBE for all tables, not one per table: an
+    open's CPU is mostly DuckDB's per-statement cost."""
+    schema = _schema_columns(ddl, con)
+    present: dict[str, set[str]] = {t: set() for t in readers}
+    union = " UNION ALL ".join(f"SELECT {quote(t)}, column_name FROM (DESCRIBE SELECT * FROM {r})"
+                               for t, r in readers.items())
+    for table, name in con.execute(union).fetchall() if readers else ():
+        present[table].add(name)
+    statements = []
+    for table, reader in readers.items():
+        cols = ", ".join(f'"{c}"' if c in present[table] else f'CAST(NULL AS {t}) AS "{c}"'
+                         for c, t in schema.get(table, []))
+        statements.append(f"DROP TABLE {table}; CREATE VIEW {table} AS SELECT {cols} FROM {reader};")
+    return "\n".join(statements)
+
+
+def lake_connection(root: str | Path, doc: dict | None = None) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB whose tables are views over the lake's Parquet files, plus the
-    store's views (sql/views.sql). Tables without files stay empty tables of the right schema."""
+    store's views (sql/views.sql). Tables without files stay empty tables of the right schema.
+    `doc`: the lake's manifest when the caller has read it already."""
     root = Path(root).resolve()
-    doc = read_manifest(root)
+    doc = read_manifest(root) if doc is None else doc
     con = duckdb.connect(":memory:")
-    con.execute("SET enable_progress_bar = false")
-    con.execute(schema_ddl())
-    for table in TABLES:
-        files = doc["tables"].get(table, {}).get("files", [])
-        if not files:
-            continue
-        reader = parquet_reader(root, table, files)
-        present = {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {reader}").fetchall()}
-        # a column the schema gained after the export reads as NULL
-        cols = ", ".join(f'"{c}"' if c in present else f'CAST(NULL AS {t}) AS "{c}"'
-                         for c, t in table_columns(con, table))
-        con.execute(f"DROP TABLE {table}")
-        con.execute(f"CREATE VIEW {table} AS SELECT {cols} FROM {reader}")
-    con.execute(sql_text("views.sql"))
+    ddl = schema_ddl()
+    # the store's views are created over the empty tables, before the tables become views
+    # over Parquet: binding them there would read every file's footer again (~20 ms), and a
+    # DuckDB view is bound again, by name, at each query (test_lake_views_rebind)
+    con.execute("SET enable_progress_bar = false;\n" + ddl + "\n" + sql_text("views.sql"))
+    readers = {t: parquet_reader(root, t, files) for t in TABLES
+               if (files := doc["tables"].get(t, {}).get("files", []))}
+    if readers:
+        con.execute(_lake_views(con, ddl, readers))
     return con
 
 
@@ -103,8 +137,8 @@ def open_lake(root: str | Path) -> duckdb.DuckDBPyConnection:
     in the lake: DuckDB would let a connection write where it may read a whole directory), the
     configuration locked."""
     root = Path(root).resolve()
-    con = lake_connection(root)
     doc = read_manifest(root)
+    con = lake_connection(root, doc)
     fence(con, sorted({str(root / f) for t in doc["tables"].values() for f in t.get("files", [])}))
     return con
 
