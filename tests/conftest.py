@@ -7,7 +7,7 @@ import hashlib
 import importlib
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -153,33 +153,35 @@ class SampleStores:
             env.setattr(mod, name, value)
         return env
 
+    def _built(self, db: Path, make: Callable[[Path], object]) -> Path:
+        """`db`, made by `make(db)` with the TUNED constants as shipped on its first ask, and
+        its digest kept (`changed`)."""
+        if db not in self._sha:
+            env = self._as_shipped()
+            try:
+                make(db)
+            finally:
+                env.undo()
+            self._sha[db] = _sha256(db)
+        return db
+
     def ingested(self, name: str) -> Path:
         from collectors.store.ingest import ingest_bundle
         from collectors.store.writer import Store
 
-        db = self.root / f"{name}.ingested.duckdb"
-        if db not in self._sha:
-            env = self._as_shipped()
-            try:
-                with Store.open(db) as store:
-                    ingest_bundle(store, REPO / "sample_traces" / name)
-            finally:
-                env.undo()
-            self._sha[db] = _sha256(db)
-        return db
+        def make(db: Path) -> None:
+            with Store.open(db) as store:
+                ingest_bundle(store, REPO / "sample_traces" / name)
+
+        return self._built(self.root / f"{name}.ingested.duckdb", make)
 
     def investigated(self, name: str) -> Path:
         from replay.investigate import investigate
 
-        db = self.root / f"{name}.investigated.duckdb"
-        if db not in self._sha:
-            env = self._as_shipped()
-            try:
-                self._docs[name] = investigate(REPO / "sample_traces" / name, db)
-            finally:
-                env.undo()
-            self._sha[db] = _sha256(db)
-        return db
+        def make(db: Path) -> None:
+            self._docs[name] = investigate(REPO / "sample_traces" / name, db)
+
+        return self._built(self.root / f"{name}.investigated.duckdb", make)
 
     def document(self, name: str) -> dict:
         """investigate()'s document for `name` (a copy: the test may change it)."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import random
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 KB, MB = 1000, 1000 * 1000
@@ -172,10 +172,15 @@ def generate(out: Path) -> None:
              poisson_mixed(HOSTS3, 64 * KB, 4 * MB, 300, 0.40, random.Random(18400)))
 
 
-def main(argv: list[str] | None = None) -> int:
+def run(generate_to: Callable[[Path], None], module_file: str, argv: list[str] | None) -> int:
+    """A gen_cm's command line: its .cm files into the folder given, or beside `module_file`."""
     args = sys.argv[1:] if argv is None else argv
-    generate(Path(args[0]) if args else Path(__file__).resolve().parent)
+    generate_to(Path(args[0]) if args else Path(module_file).resolve().parent)
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run(generate, __file__, argv)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from benchmarks.htsim_heldout.gen_cm import (
     incast_senders,
     permutation,
     poisson,
+    run,
     write_cm,
 )
 
@@ -71,9 +72,7 @@ def generate(out: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    generate(Path(args[0]) if args else Path(__file__).resolve().parent)
-    return 0
+    return run(generate, __file__, argv)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from benchmarks.htsim_heldout.gen_cm import (  # noqa: E402
     derangement,
     permutation,
     random_pairs,
+    run,
     write_cm,
 )
 
@@ -107,9 +108,7 @@ def generate(out: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    generate(Path(args[0]) if args else Path(__file__).resolve().parent)
-    return 0
+    return run(generate, __file__, argv)
 
 
 if __name__ == "__main__":
