@@ -51,9 +51,13 @@ def derangement(n: int, rng: random.Random) -> list[int]:
             return p
 
 
-def incast_senders(n: int, count: int, rng: random.Random) -> tuple[int, list[int]]:
-    """A random receiver and `count` distinct senders from every other host."""
+def incast_senders(n: int, count: int, rng: random.Random, per_tor: int = 0
+                   ) -> tuple[int, list[int]]:
+    """A random receiver and `count` distinct senders from every other host (with `per_tor`
+    hosts a ToR, numbered ToR by ToR: only from the other ToRs)."""
     recv = rng.randrange(n)
+    if per_tor:
+        return recv, rng.sample([h for h in range(n) if h // per_tor != recv // per_tor], count)
     return recv, rng.sample([h for h in range(n) if h != recv], count)
 
 

@@ -1,13 +1,14 @@
 """Run htsim on the held-out scenarios, one run at a time, and print the README's tables.
 
     python -m benchmarks.htsim_heldout.run [--suite PKG] run --bin DIR [--only NAME ...] [--timeout S]
+        [--nice N]
     python -m benchmarks.htsim_heldout.run [--suite PKG] table [--only NAME ...]
 
 `--suite` names the package of scenarios (default benchmarks.htsim_heldout; the second
 held-out set is benchmarks.htsim_heldout2): its SCENARIOS/ALL, REGIMES and folder.
 
 `run`: for every scenario and regime whose CSV is missing, the exact command line of
-`command()` runs under `nice -n 10` and `/usr/bin/time` in a scratch folder (htsim writes
+`command()` runs under `nice -n 10` (`--nice N`) and `/usr/bin/time` in a scratch folder (htsim writes
 logout.dat and idmap.txt into its working folder), its output becomes
 `<run>.fct.csv` here (convert.py), and `runs.json` keeps the wall and CPU seconds, peak RSS,
 the 1-minute load average just before the run, htsim's final counter line and the command.
@@ -55,16 +56,16 @@ def load_runs(ref: Path = REFERENCE) -> dict[str, dict]:
 
 
 def run_one(sc: Scenario, regime: str, bin_dir: Path, timeout_s: float, raw_dir: Path,
-            dest: Path = REFERENCE, src: Path = REFERENCE) -> dict:
-    """One htsim run in a scratch folder on `src`'s .cm; writes the CSV into `dest` and returns
-    its runs.json record."""
+            dest: Path = REFERENCE, src: Path = REFERENCE, nice: int = 10) -> dict:
+    """One htsim run in a scratch folder on `src`'s .cm, under `nice -n nice`; writes the CSV
+    into `dest` and returns its runs.json record."""
     argv = command(sc, regime)
     key = wall_key(sc, regime)
     with tempfile.TemporaryDirectory(prefix="htsim-") as work:
         shutil.copy(src / sc.cm, Path(work) / sc.cm)
         out, timing = raw_dir / f"{key}.out", Path(work) / "time.txt"
         load = os.getloadavg()[0]
-        full = ["nice", "-n", "10", "/usr/bin/time", "-o", str(timing), "-f", "%e %U %M",
+        full = ["nice", "-n", str(nice), "/usr/bin/time", "-o", str(timing), "-f", "%e %U %M",
                 str(bin_dir / argv[0]), *argv[1:]]
         with open(out, "w") as fh:
             # its own process group, so a timeout stops htsim too (time forks it as a child)
@@ -89,8 +90,8 @@ def run_one(sc: Scenario, regime: str, bin_dir: Path, timeout_s: float, raw_dir:
 
 
 def do_run(names: list[str], bin_dir: Path, timeout_s: float, raw_dir: Path,
-           suite: tuple[dict[str, Scenario], tuple[str, ...], Path] = (ALL, REGIMES, REFERENCE)
-           ) -> None:
+           suite: tuple[dict[str, Scenario], tuple[str, ...], Path] = (ALL, REGIMES, REFERENCE),
+           nice: int = 10) -> None:
     scenarios, regimes, ref = suite
     raw_dir.mkdir(parents=True, exist_ok=True)
     for name in names:
@@ -101,7 +102,7 @@ def do_run(names: list[str], bin_dir: Path, timeout_s: float, raw_dir: Path,
             if (ref / sc.csv_name(regime)).is_file() or "skipped" in runs.get(key, {}):
                 continue
             t0 = time.time()
-            rec = run_one(sc, regime, bin_dir, timeout_s, raw_dir, dest=ref, src=ref)
+            rec = run_one(sc, regime, bin_dir, timeout_s, raw_dir, dest=ref, src=ref, nice=nice)
             runs = load_runs(ref)  # re-read: keep every other run's record
             runs[key] = rec
             (ref / "runs.json").write_text(json.dumps(dict(sorted(runs.items())), indent=1) + "\n")
@@ -142,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("run")
     r.add_argument("--bin", type=Path, required=True, help="htsim's build/datacenter folder")
     r.add_argument("--timeout", type=float, default=180.0, help="wall seconds before a run is skipped")
+    r.add_argument("--nice", type=int, default=10, help="niceness htsim runs at (nice -n N)")
     r.add_argument("--raw", type=Path, default=Path(tempfile.gettempdir()) / "htsim-heldout-raw",
                    help="where htsim's full output goes (not kept in the repository)")
     t = sub.add_parser("table")
@@ -161,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
             if not (args.bin / b).is_file():
                 print(f"{args.bin / b}: no such binary (build htsim's sim/ first)", file=sys.stderr)
                 return 2
-        do_run(names, args.bin, args.timeout, args.raw, suite)
+        do_run(names, args.bin, args.timeout, args.raw, suite, args.nice)
     else:
         print(table(names, suite))
     return 0

@@ -28,6 +28,7 @@ from benchmarks.htsim_heldout.gen_cm import (  # noqa: E402
     MB,
     Flow,
     derangement,
+    incast_senders,
     permutation,
     random_pairs,
     run,
@@ -55,15 +56,11 @@ def generate(out: Path) -> None:
     write_cm(out / "perm432_768KB.cm", 432, permutation(432, 768 * KB, 0, p))
 
     # a 32-to-1 incast of 256 KB on the 3-tier 1024 (senders from anywhere but the receiver)
-    rng = random.Random(18503)
-    recv = rng.randrange(1024)
-    senders = rng.sample([h for h in range(1024) if h != recv], 32)
+    recv, senders = incast_senders(1024, 32, random.Random(18503))
     write_cm(out / "incast32_256KB.cm", 1024, [(s, recv, 0, 256 * KB) for s in senders])
 
     # a 12-to-1 incast of 2 MB on the 2-tier 288, every sender on another ToR than the receiver
-    rng = random.Random(18504)
-    recv = rng.randrange(288)
-    senders = rng.sample([h for h in range(288) if h // 12 != recv // 12], 12)
+    recv, senders = incast_senders(288, 12, random.Random(18504), per_tor=12)
     write_cm(out / "incast12_2MB_2tier288.cm", 288, [(s, recv, 0, 2 * MB) for s in senders])
 
     # a staggered all-to-all on the 2-tier 128: one member per ToR (16), member k starts its 15
