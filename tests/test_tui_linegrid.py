@@ -72,6 +72,9 @@ async def test_heat_grid_renders_only_the_rows_on_screen_and_follows_the_cursor(
         assert grid.cursor_coordinate == Coordinate(95, 64)
         assert grid.scroll_offset.y == 95 - (grid.scrollable_content_region.height - 2)
         assert grid.scroll_offset.x == grid.max_scroll_x  # the last column in view
+        span = grid.scrollable_content_region.width - len("leaf \\ spine") - 2
+        assert grid._x[-1] <= grid.scroll_offset.x + span  # whole
+        assert grid.scroll_offset.x in grid._x  # and the leftmost cell shown is not cut
         assert set(rendered) <= set(range(95 - 23, 96))  # the rows now on screen, only
         # the same window again: its rows come from the cache, a new window renders anew
         rendered.clear()

@@ -13,7 +13,7 @@ says how a row looks (`render_row`, `render_fixed`, `render_header`).
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import OrderedDict
 from collections.abc import Hashable
 from itertools import accumulate
@@ -86,9 +86,24 @@ class LineGrid(ScrollView, can_focus=True):
         for w in widths:
             self._x.append(self._x[-1] + w)
         self._strips.clear()
-        self.virtual_size = Size(sum(self._fixed) + self._x[-1], rows + 1)
+        self._fit_width()
         self._cursor = self._clamp(self._cursor)
         self.refresh()
+
+    def _fit_width(self) -> None:
+        """The virtual width: the columns', and enough beyond them that the scroll which
+        shows the last column starts at a column's edge (a cell is never shown cut in half at
+        the left)."""
+        fixed, end = sum(self._fixed), self._x[-1] if self._x else 0
+        span = max(1, self.scrollable_content_region.width - fixed)
+        width = fixed + end
+        if end > span:
+            width = max(width, fixed + self._x[bisect_left(self._x, end - span)] + span)
+        self.virtual_size = Size(width, self._rows + 1)
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self._x:
+            self._fit_width()
 
     @property
     def row_count(self) -> int:
@@ -162,6 +177,7 @@ class LineGrid(ScrollView, can_focus=True):
         self.action_cursor(pages * max(1, self.scrollable_content_region.height - 1), 0)
 
     def _scroll_to_cursor(self) -> None:
+        self._fit_width()  # the width on screen now (set_geometry may have run before layout)
         width, height = self.scrollable_content_region.size
         r, k = self._cursor
         x, y = self.scroll_offset
@@ -171,7 +187,10 @@ class LineGrid(ScrollView, can_focus=True):
         if j >= 0 and j + 1 < len(self._x) and not self.row_cursor:
             span = max(1, width - sum(self._fixed))
             x0, x1 = self._x[j], self._x[j + 1]
-            x = x0 if x0 < x or x1 - x0 > span else x1 - span if x1 > x + span else x
+            if x0 < x or x1 - x0 > span:
+                x = x0
+            elif x1 > x + span:  # the first column edge that shows column j whole
+                x = self._x[bisect_left(self._x, x1 - span)]
         if (x, y) != tuple(self.scroll_offset):  # a row cursor leaves the sideways scroll be
             self.scroll_to(None if self.row_cursor else x, y, animate=False)
 
