@@ -14,14 +14,15 @@ pausing its upstream sender above `high` and resuming it below `low` (queue_loss
 htsim_roce's defaults 15 / 12 packets of 4,000 bytes, `-pfc_thresholds`); PAUSE and RESUME
 cross the wire in the hop latency (1 us) like data; a source (roce.cpp `RoceSrc`, no
 congestion control) sends its flow's packets back to back at its NIC's speed from its start,
-paused and resumed by its ToR's ingress. Packets of 4,064 bytes on the wire (4,000 of payload).
+paused and resumed by its ToR's ingress (through the host's queue, FairPriorityQueue in
+queue.cpp, which relays a PAUSE to every source of the host). Packets of 4,064 bytes on the wire (4,000 of payload).
 Not stepped: ACKs (a completion here is the last data packet at its receiver, htsim's SINKLAST;
-printed again plus one hop latency per link for the last ACK's way back), a host sending more
-than one flow at once. Measured (2026-12-02): perm128_2MB_2tier on htsim's paths, data at the
-receiver: median 100.0 us against htsim's 99.0 (its SINKLAST), per-flow correlation 0.998 (the
-twin there: FCT 91.5, htsim's 108.1); shift64_512KB (benchmarks/htsim_heldout3) on the twin's
-seed-0 paths: data median 98.7 us, with the ACK's 6 hops 104.7, p99 219.9 (htsim on its own
-paths 112.2 / 219.5).
+printed again plus one hop latency per link for the last ACK's way back). Measured (2026-12-02): perm128_2MB_2tier on htsim's paths, data at the
+receiver: median 100.4 us against htsim's 99.0 (its SINKLAST), per-flow correlation 0.998 (the
+twin there: FCT 91.5, htsim's 108.1); on the twin's seed-0 paths, with the ACK's hops (numpy's
+default quantiles): shift64_512KB (benchmarks/htsim_heldout3) median 103.7 us, p99 219.5 (htsim
+on its own paths 112.2 / 219.5, the twin 96.9 / 221.7), poisson288_512KB_200us_load50 median
+104.9, p99 272.9 (htsim 109.1 / 292.9, the twin 111.4 / 202.3).
 """
 
 from __future__ import annotations
@@ -57,17 +58,21 @@ def step(gbps: list[float], paths: list[list[int]], packets: list[int], starts: 
          t_end: float = 5e-3, high: float = 15 * PAYLOAD, low: float = 12 * PAYLOAD,
          wire_s: float = 1e-6) -> list[float | None]:
     """Per flow, when its last packet reached its receiver (s; None if not by `t_end`).
-    `paths[f]`: link ids in order, the first its NIC's link (one flow per NIC link); every
-    later link is a switch egress whose ingress is the link before it on the packet's path."""
+    `paths[f]`: link ids in order, the first its NIC's link (flows of one host share it: their
+    sources each pace at its speed into its FIFO, as htsim's RoceSrc feed the host's queue, and a
+    PAUSE of that link stops the queue and every source on it); every later link is a switch
+    egress whose ingress is the link before it on the packet's path."""
     ser = [WIRE * 8 / (g * 1e9) for g in gbps]
     fifo: list[deque[tuple[int, int]]] = [deque() for _ in gbps]
     busy = [False] * len(gbps)
     state = ["ready"] * len(gbps)  # of each link's sender: ready | paused | pause_received
     held = [0.0] * len(gbps)  # bytes the far end's ingress counts, per link
     paused = [False] * len(gbps)  # has that ingress paused its sender
-    nic = {p[0]: f for f, p in enumerate(paths)}
+    sources: dict[int, list[int]] = {}
+    for f, p in enumerate(paths):
+        sources.setdefault(p[0], []).append(f)
     sent, got = [0] * len(paths), [0] * len(paths)
-    sending = [False] * len(paths)
+    ticking = [False] * len(paths)  # the source's pacing timer is set
     done: list[float | None] = [None] * len(paths)
     events: list[tuple[float, int, int, int, int]] = []
     seq = 0
@@ -82,31 +87,31 @@ def step(gbps: list[float], paths: list[list[int]], packets: list[int], starts: 
             busy[link] = True
             push(t + ser[link], 1, link)
 
-    for f, p in enumerate(paths):
-        sending[f] = True
-        push(starts[f] + ser[p[0]], 0, f)
+    for f in range(len(paths)):
+        ticking[f] = True
+        push(starts[f], 0, f)
     while events:
         t, _, kind, a, b = heapq.heappop(events)
         if t > t_end:
             break
-        if kind == 0:  # source f put a packet on its NIC's wire
-            link = paths[a][0]
+        if kind == 0:  # source a's pacing timer: one packet into its NIC's FIFO
+            nic = paths[a][0]
+            if state[nic] != "ready" or sent[a] >= packets[a]:
+                ticking[a] = False  # paused (or done): a RESUME restarts it
+                continue
             sent[a] += 1
-            push(t + wire_s, 2, a, 0)
-            sending[a] = False
-            if state[link] == "pause_received":
-                state[link] = "paused"
-            if state[link] == "ready" and sent[a] < packets[a]:
-                sending[a] = True
-                push(t + ser[link], 0, a)
+            fifo[nic].append((a, 0))
+            serve(nic, t)
+            push(t + ser[nic], 0, a)
         elif kind == 1:  # egress `a` finished a packet: its ingress counter drops
             f, hop = fifo[a].popleft()
             busy[a] = False
-            came = paths[f][hop - 1]
-            held[came] -= WIRE
-            if held[came] < low and paused[came]:
-                paused[came] = False
-                push(t + wire_s, 4, came)
+            if hop > 0:
+                came = paths[f][hop - 1]
+                held[came] -= WIRE
+                if held[came] < low and paused[came]:
+                    paused[came] = False
+                    push(t + wire_s, 4, came)
             push(t + wire_s, 2, f, hop)
             if state[a] == "pause_received":
                 state[a] = "paused"
@@ -126,17 +131,14 @@ def step(gbps: list[float], paths: list[list[int]], packets: list[int], starts: 
             fifo[nxt].append((a, b + 1))
             serve(nxt, t)
         elif kind == 3:  # PAUSE reached link a's sender
-            f = nic.get(a)
-            is_busy = sending[f] if f is not None else busy[a]
-            state[a] = "pause_received" if is_busy else "paused"
-        else:  # RESUME reached link a's sender
+            state[a] = "pause_received" if busy[a] else "paused"
+        else:  # RESUME reached link a's sender (and the sources on a NIC's link)
             state[a] = "ready"
-            f = nic.get(a)
-            if f is None:
-                serve(a, t)
-            elif not sending[f] and sent[f] < packets[f]:
-                sending[f] = True
-                push(t + ser[a], 0, f)
+            serve(a, t)
+            for f in sources.get(a, ()):
+                if not ticking[f] and sent[f] < packets[f]:
+                    ticking[f] = True
+                    push(t, 0, f)
     return done
 
 
@@ -176,9 +178,6 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as err:
             print(err, file=sys.stderr)
             return 2
-    if len(set(np.asarray(flows.src).tolist())) < len(flows):
-        print(f"{args.scenario}: a host sends more than one flow (not stepped)", file=sys.stderr)
-        return 2
     gbps, paths = _paths(flows, state)
     start = np.asarray(flows.start, float)
     done = step(gbps, paths, np.ceil(np.asarray(flows.size) / PAYLOAD).astype(int).tolist(),

@@ -48,3 +48,17 @@ def test_a_paused_link_holds_its_flows_only_where_a_queue_builds():
     done = step(gbps, behind, [N] * 4, [0.0] * 4)
     assert done[3] == pytest.approx(done[0], rel=0.02)
     assert _twin_rates(behind, pos) == pytest.approx([1 / 3] * 4)
+
+
+def test_a_paused_nic_holds_every_flow_of_its_host():
+    """Host A sends to R and to S, host B to R (one switch). Alone, A's two flows share its NIC
+    and finish together at twice one's time. With B congesting R, the switch's ingress from A
+    fills with A's packets for R and pauses A's NIC, whose one queue holds the flow to S too:
+    both of A's flows finish together (the twin's NIC coupling), after B's, whose ingress
+    carries nothing else (46.1 / 46.1 / 54.7 Gb/s at 100G)."""
+    gbps = [100.0] * 4  # links: 0 A's NIC, 1 B's NIC, 2 to R, 3 to S
+    alone = step(gbps, [[0, 2], [0, 3]], [N, N], [0.0, 0.0])
+    assert max(alone) == pytest.approx(2 * N * WIRE * 8 / 100e9 + 2e-6, rel=0.01)
+    done = step(gbps, [[0, 2], [0, 3], [1, 2]], [N] * 3, [0.0] * 3)
+    assert done[1] == pytest.approx(done[0], rel=0.01)
+    assert done[2] < 0.9 * done[0]

@@ -83,10 +83,10 @@ def test_a_flow_queues_at_its_first_bottleneck_only():
     they saturate at the same C/3 (a shift's collisions on the way down mirror those on the
     way up); between the two, a crosses M with v. They reach D at the pace U1 held them to, so
     D's ingress ports fill with nothing and M is never paused: v takes what a leaves on M,
-    2C/3 (max-min's answer). Stepped packet by packet with htsim's lossless queues (15/12
-    packets XOFF/XON, 4,064-byte packets, 1 us wires, greedy senders, 2 ms): a, b, c 28.7 /
-    29.0 / 28.8 Gb/s and v 71.0 at 100G (133.5 / 132.0 / 133.5 and 265.6 at 400G). Pausing
-    every link before a's last saturated link held v at C/3 instead."""
+    2C/3 (max-min's answer). Stepped packet by packet with htsim's lossless queues
+    (`benchmarks/htsim_pfc_steps.py`; 1,500 packets each, mean rate over each flow's life):
+    a, b, c 31.5 / 31.7 / 31.6 Gb/s and v 70.8 at 100G (131.7 / 131.5 / 131.5 and 261.3 at
+    400G). Pausing every link before a's last saturated link held v at C/3 instead."""
     # links: 0 U1, 1 M, 2 M2, 3 M3, 4 D, 5 X, 6 Y; positions on a path
     pos = np.array([1, 2, 2, 2, 3, 1, 3])
     paths = [[0, 1, 4], [0, 2, 4], [0, 3, 4], [5, 1, 6]]
@@ -100,8 +100,8 @@ def test_a_flow_queues_at_its_first_bottleneck_only():
 def test_a_flow_that_queues_later_pauses_the_links_before():
     """The same links, but b and c reach D on links of their own: a is alone on U1, so D is
     where it queues (its first bottleneck), D's ingress from M fills and pauses M, and v behind
-    it goes at a's pace, C/3. htsim's queues stepped packet by packet (as above): a 28.3, v 28.5
-    Gb/s at 100G (96.9 and 96.9 at 400G)."""
+    it goes at a's pace, C/3. htsim's queues stepped packet by packet (as above): a 31.2, v 31.3
+    Gb/s at 100G (117.2 and 117.2 at 400G)."""
     pos = np.array([1, 2, 2, 2, 3, 1, 3])
     paths = [[0, 1, 4], [2, 4], [3, 4], [5, 1, 6]]
     rows = [link for p in paths for link in p]

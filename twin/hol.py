@@ -14,7 +14,7 @@ first of them on its path, up to its NIC; every other flow through such a paused
 the held flow's pace (the paused link's FIFO serves them alike: a victim), and backs its own
 links up in turn, to a fixed point (a PFC tree). htsim's queue logic stepped packet by packet
 (`benchmarks/htsim_pfc_steps.py`) on the twin's own paths of htsim_heldout3's shift64_512KB
-(1,024 flows, 3 tiers) gives a median of 104.7 us; the twin 96.9 with this rule (its median
+(1,024 flows, 3 tiers) gives a median of 103.7 us; the twin 96.9 with this rule (its median
 flows are no victims; 81 flows are, at the start), 138.5 when every link before a held flow's
 last saturated link paused, 96.9 without any blocking; htsim on its own paths 112.2. The
 stepping holds a flow behind a paused link at the held flow's pace (greedy senders): the
