@@ -251,6 +251,36 @@ twin alone (--no-htsim --repeat 3, load 3.2-3.6): 0.67 / 0.67 / 0.81 CPU s, f335
 0.77 / 0.92 in the same minutes (the ratios moved with htsim's CPU, not the twin's). Still
 missed in heldout3: perm288 failed3 uec_oblivious +21.7/+22.7% (the window model
 over 3 slowed spines of 12: not touched here).
+HOL18 (2026-12-02, load 5-10; built knowing heldout3's shift64 miss, so no blind score): PFC's
+head-of-line blocking pauses only the links before a held flow's first bottleneck
+(`twin/hol.py`; was: before its last saturated link). htsim's lossless queues stepped packet by
+packet on given paths (`benchmarks/htsim_pfc_steps.py`, htsim's queue_lossless_input/output
+logic, thresholds 15/12 packets) reproduce htsim where the paths are known: perm128_2MB_2tier on
+htsim's own (patched htsim_roce) data median 100.4 us against htsim's 99.0, per-flow
+correlation 0.998. On the twin's shift64 paths they give 103.7 us (data + the ACK's hops), the
+twin 138.5 before (every flow behind a link paused by a mirrored downlink collision held) and
+96.9 now; per flow the stepping holds a co-located flow at the held flow's pace wherever a
+queue builds (greedy senders: every flow behind a paused link finishes with the held one,
+X/Y = 0.99-1.01 at 100/200/400G), so the blocking is all-or-nothing per paused link, and partial
+only in which links pause. Rows: heldout3 shift64_512KB roce_ecmp +23.4/+1.6% -> -13.7/+1.6%,
+poisson288 roce_ecmp +2.3/-30.6 -> +2.2/-30.8, the RoCE runs with staggered starts within 1.3
+points (poisson1024_mixed roce -9.8/-6.1 -> -8.5/-6.0), every other row unchanged: calibration
+14/15 (5.5/9.4%), held-out 12/12 (4.6/5.2%), new runs 46/48 (4.5/7.2 -> 4.4/7.2%), heldout3
+29 -> 30 of 33 (5.7/7.2 -> 5.4/7.2%). perm128's median (-15.4%) does not move (on htsim's
+paths the twin gives 91.5 us with or without head-of-line blocking, the stepping 100.0 at the
+sink): what differs there is not which links pause but how a congested spine port shares
+itself. Stepped (an ingress link carrying m flows from m hosts, j of them to the congested
+port, which one greedy flow on an ingress of its own also feeds): a flow behind the shared
+ingress gets 0.73 / 0.86 / 0.71 of the lone flow's rate at 100 / 200 / 400G for m = 2, j = 1,
+0.45-0.50 for m = 3, 0.32-0.37 for m = 4, and 0.64-0.67 / 0.48-0.51 / 0.38-0.40 each for
+m = j = 2 / 3 / 4, where the twin gives 1 (per-flow max-min) or 1 / j (round robin); the flows
+beside it on that ingress go at its pace. Not built: the budget split's weighted share at every
+tier, prototyped again here, cost perm1024_2MB roce 0.04 -> 0.96 CPU s and left perm128's median
+at 91.5; weights from the table above would run the same refill at every event. A scratch
+prototype of them (stepped per (m, j, speed), every saturated switch port's groups sharing it by
+weight, the flows of a weighted ingress held at one pace) on htsim's perm128 paths: quantiles 25
+/ 50 / 75 / 99 of 91.5 / 91.5 / 130.2 / 170.8 us -> 89.5 / 89.5 / 141.9 / 198.8 (htsim 87.4 /
+108.1 / 143.4 / 201.9): the upper half follows htsim, the median stays on the 2-way level.
 """
 
 from __future__ import annotations

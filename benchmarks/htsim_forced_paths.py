@@ -89,6 +89,34 @@ def entropies_for(state: FabricState, s_leaf: np.ndarray, d_leaf: np.ndarray,
     return np.where(hit.any(axis=1), hit.argmax(axis=1), -1)
 
 
+def htsim_paths(sc: Scenario, ref: Path, log: Path, state: FabricState
+                ) -> tuple[Flows, np.ndarray, np.ndarray, np.ndarray]:
+    """The scenario's flows (the .cm's order, starts in whole microseconds) with entropies that
+    send each on the spine htsim's `log` gives it, and per flow its source and destination
+    leaf rows and that uplink index. ValueError if the twin's uplinks are not in htsim's spine
+    order or the log misses a flow."""
+    src, dst, start, size = read_connection_matrix(ref / sc.cm)
+    spine = read_htsim_log(log)[0]
+    f = state.fabric
+    index, up = _leaf_rows(f)
+    row = np.full(f.n_nodes, -1, dtype=np.int64)
+    row[list(index)] = list(index.values())
+    s_leaf, d_leaf = row[f.ep_leaf[src]], row[f.ep_leaf[dst]]
+    # uplink j of every leaf reaches spine j, as htsim numbers them (US<j>)
+    order = f.cable_b[up]
+    if not (np.diff(order, axis=1) > 0).all() or not (order == order[:1]).all():
+        raise ValueError("the twin's uplinks are not in spine order")
+    cross = s_leaf != d_leaf
+    ids = np.arange(1, len(src) + 1)
+    missing = [int(i) for i in ids[cross] if int(i) not in spine]
+    if missing:
+        raise ValueError(f"{log}: no PATH line for flow ids {missing[:5]}...")
+    uplink = np.array([spine.get(int(i), 0) for i in ids])
+    entropy = np.where(cross, entropies_for(state, s_leaf, d_leaf, uplink), 0)
+    flows = Flows(src, dst, size, np.floor(start * 1e6 + 1e-6) * 1e-6, entropy=entropy)
+    return flows, s_leaf, d_leaf, uplink
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("scenario")
@@ -101,32 +129,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.scenario}: not a 2-tier scenario of the calibration sets", file=sys.stderr)
         return 2
     ref = args.reference or (REFERENCE if args.scenario in SCENARIOS else NEW_RUNS)
-    src, dst, start, size = read_connection_matrix(ref / sc.cm)
-    spine, finish, sink = read_htsim_log(args.log)
-    state = fabric_state(sc, "ecmp")
-    f = state.fabric
-    index, up = _leaf_rows(f)
-    row = np.full(f.n_nodes, -1, dtype=np.int64)
-    row[list(index)] = list(index.values())
-    s_leaf, d_leaf = row[f.ep_leaf[src]], row[f.ep_leaf[dst]]
-    # uplink j of every leaf reaches spine j, as htsim numbers them (US<j>)
-    order = f.cable_b[up]
-    if not (np.diff(order, axis=1) > 0).all() or not (order == order[:1]).all():
-        print("the twin's uplinks are not in spine order", file=sys.stderr)
+    try:
+        flows, s_leaf, d_leaf, uplink = htsim_paths(sc, ref, args.log, fabric_state(sc, "ecmp"))
+    except ValueError as err:
+        print(err, file=sys.stderr)
         return 2
+    src, dst, start = flows.src, flows.dst, flows.start
+    _, finish, sink = read_htsim_log(args.log)
     cross = s_leaf != d_leaf
-    ids = np.arange(1, len(src) + 1)
-    missing = [int(i) for i in ids[cross] if int(i) not in spine]
-    if missing:
-        print(f"{args.log}: no PATH line for flow ids {missing[:5]}...", file=sys.stderr)
-        return 2
-    uplink = np.array([spine.get(int(i), 0) for i in ids])
-    entropy = np.where(cross, entropies_for(state, s_leaf, d_leaf, uplink), 0)
-    res = simulate(state, Flows(src, dst, size, np.floor(start * 1e6 + 1e-6) * 1e-6, entropy=entropy),
-                   hop_latency_s=HOP_LATENCY_S, idle_tail=False, transport=ROCE)
+    res = simulate(fabric_state(sc, "ecmp"), flows, hop_latency_s=HOP_LATENCY_S, idle_tail=False,
+                   transport=ROCE)
     twin = res.fct * 1e6
     pairs = list(zip(src.tolist(), dst.tolist(), strict=True))
-    htsim = np.array([finish[p] for p in pairs]) - np.floor(start * 1e6 + 1e-6)
+    htsim = np.array([finish[p] for p in pairs]) - start * 1e6
     fmt = " / ".join
     print(f"htsim {fmt(f'{x:.1f}' for x in fct_stats(htsim))} us; twin on htsim's paths "
           f"{fmt(f'{x:.1f}' for x in fct_stats(twin))} us; per-flow correlation "

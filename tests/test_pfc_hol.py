@@ -1,4 +1,4 @@
-"""PFC head-of-line blocking in lossless switches (`twin.maxmin.HolBlocking`): known answers on
+"""PFC head-of-line blocking in lossless switches (`twin.hol.HolBlocking`): known answers on
 a hand-built incidence, and the victims htsim's RoCE shows behind an incast."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ import scipy.sparse as sp
 
 from benchmarks.htsim_calibration import twin_fct_us
 from benchmarks.htsim_heldout import REFERENCE, SCENARIOS
-from twin.maxmin import HolBlocking, Incidence, max_min_rates
+from twin.hol import HolBlocking
+from twin.maxmin import Incidence, max_min_rates
 
 C = 1.0
 # links: 0 B (the bottleneck), 1 U (before B on a's path), 2 D, 3 P, 4 E; positions on a path
@@ -75,3 +76,36 @@ def test_a_split_flow_is_no_victim():
     inc = Incidence(sp.csr_matrix((vals, (rows, cols)), shape=(3, 4)))
     rates = max_min_rates(inc, np.full(3, C), hol=HolBlocking(inc.explicit(), np.array([2, 1, 1])))
     assert rates == pytest.approx([C / 3] * 3 + [4 * C / 3])
+
+
+def test_a_flow_queues_at_its_first_bottleneck_only():
+    """Three flows a, b, c share an uplink U1 (C/3 each) and meet again on a downlink D, which
+    they saturate at the same C/3 (a shift's collisions on the way down mirror those on the
+    way up); between the two, a crosses M with v. They reach D at the pace U1 held them to, so
+    D's ingress ports fill with nothing and M is never paused: v takes what a leaves on M,
+    2C/3 (max-min's answer). Stepped packet by packet with htsim's lossless queues
+    (`benchmarks/htsim_pfc_steps.py`; 1,500 packets each, mean rate over each flow's life):
+    a, b, c 31.5 / 31.7 / 31.6 Gb/s and v 70.8 at 100G (131.7 / 131.5 / 131.5 and 261.3 at
+    400G). Pausing every link before a's last saturated link held v at C/3 instead."""
+    # links: 0 U1, 1 M, 2 M2, 3 M3, 4 D, 5 X, 6 Y; positions on a path
+    pos = np.array([1, 2, 2, 2, 3, 1, 3])
+    paths = [[0, 1, 4], [0, 2, 4], [0, 3, 4], [5, 1, 6]]
+    rows = [link for p in paths for link in p]
+    cols = [f for f, p in enumerate(paths) for _ in p]
+    inc = Incidence(sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(7, len(paths))))
+    rates = max_min_rates(inc, np.full(7, C), hol=HolBlocking(inc.explicit(), pos))
+    assert rates == pytest.approx([C / 3] * 3 + [2 * C / 3])
+
+
+def test_a_flow_that_queues_later_pauses_the_links_before():
+    """The same links, but b and c reach D on links of their own: a is alone on U1, so D is
+    where it queues (its first bottleneck), D's ingress from M fills and pauses M, and v behind
+    it goes at a's pace, C/3. htsim's queues stepped packet by packet (as above): a 31.2, v 31.3
+    Gb/s at 100G (117.2 and 117.2 at 400G)."""
+    pos = np.array([1, 2, 2, 2, 3, 1, 3])
+    paths = [[0, 1, 4], [2, 4], [3, 4], [5, 1, 6]]
+    rows = [link for p in paths for link in p]
+    cols = [f for f, p in enumerate(paths) for _ in p]
+    inc = Incidence(sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(7, len(paths))))
+    rates = max_min_rates(inc, np.full(7, C), hol=HolBlocking(inc.explicit(), pos))
+    assert rates == pytest.approx([C / 3] * 4)

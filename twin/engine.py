@@ -24,8 +24,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from twin.dcqcn import DcqcnFluid
+from twin.hol import HolBlocking
 from twin.maxmin import (
-    HolBlocking,
     Incidence,
     IngressGroups,
     down_tiers,

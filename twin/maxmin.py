@@ -26,11 +26,20 @@ number of distinct bottleneck levels (1 for a symmetric fabric, a handful for EC
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import scipy.sparse as sp
 
 REL_EPS = 1e-9
+
+
+class Victims(Protocol):
+    """PFC's head-of-line blocking as `max_min_rates` asks it (`twin.hol.HolBlocking`)."""
+
+    def victims(self, held: np.ndarray, saturated: np.ndarray, live: np.ndarray) -> np.ndarray:
+        """Live flows (not in `held`) blocked behind the flows `held` at links `saturated`."""
+        ...
 
 
 @dataclass
@@ -166,7 +175,7 @@ def max_min_rates(
     flow_cap: np.ndarray | None = None,
     active: np.ndarray | None = None,
     coupled: np.ndarray | None = None,
-    hol: HolBlocking | None = None,
+    hol: Victims | None = None,
 ) -> np.ndarray:
     """Max-min fair rate of every flow.
 
@@ -176,9 +185,10 @@ def max_min_rates(
     coupled: optional group per flow (-1: none); a flow that freezes freezes its whole group
     at its level. Lossless RoCE: a NIC paused by PFC serves its queue pairs round robin, so
     every flow it sends goes at the pace of the one held back (head-of-line blocking).
-    hol: optional PFC head-of-line blocking (`HolBlocking`): the flows a saturated link holds
-    back pause the links before it on their paths, and every flow through a paused link is
-    held at their level (a lossless switch's FIFO serves its ingress ports alike).
+    hol: optional PFC head-of-line blocking (`twin.hol.HolBlocking`): the flows a saturated
+    link holds back pause the links before their first bottleneck, and every flow through a
+    paused link is held at their level (a lossless switch's FIFO serves its ingress ports
+    alike).
     A flow that crosses no link and has no cap is unbounded: its rate is `inf`.
 
     Progressive filling with incremental bookkeeping: every live flow sits at the same level,
@@ -250,69 +260,6 @@ def max_min_rates(
             coef -= inc.load_of_flows(frozen)
             used = used[coef[used] > REL_EPS]
     return rates
-
-
-@dataclass
-class HolBlocking:
-    """PFC's head-of-line blocking over an incidence's single paths, for `max_min_rates`.
-
-    A flow held back at a saturated link l (it would send more) fills the queues before l on
-    its path: PFC pauses each of those links in turn, up to its NIC. A paused link's FIFO
-    serves its flows alike, so every other flow through it is held at the same level (a
-    victim), and its packets back up the links before that one on its own path, to a fixed
-    point: a PFC tree rooted at l. `explicit` is the incidence as links x flows, `link_pos`
-    the order of links along a path. Only single-path flows take part.
-    """
-
-    explicit: sp.csr_matrix
-    link_pos: np.ndarray
-
-    def __post_init__(self) -> None:
-        # split flows (fractional weights: adaptive routing, spraying) stay out, neither held
-        # nor victims: per packet they leave a paused port for another path
-        a = sp.csc_matrix(self.explicit, copy=True)
-        a.sum_duplicates()
-        cols = np.repeat(np.arange(a.shape[1]), np.diff(a.indptr))
-        split = np.bincount(cols, weights=np.abs(a.data - 1.0) > 1e-9, minlength=a.shape[1]) > 0
-        a.data[split[cols]] = 0.0
-        a.eliminate_zeros()
-        self._csc, self._csr = a, a.tocsr()
-
-    def victims(self, held: np.ndarray, saturated: np.ndarray, live: np.ndarray) -> np.ndarray:
-        """Live flows (not in `held`) blocked behind the flows `held` at links `saturated`."""
-        n_links = self._csr.shape[0]
-        is_sat = np.zeros(n_links, bool)
-        is_sat[saturated] = True
-        idx, _, lens = _gather(self._csc, held)
-        col = np.repeat(np.arange(len(held)), lens)
-        # each held flow backs up the links before its last saturated link
-        cut = np.full(len(held), -1)
-        np.maximum.at(cut, col[is_sat[idx]], self.link_pos[idx[is_sat[idx]]])
-        paused = np.zeros(n_links, bool)
-        taken = np.zeros(len(live), bool)
-        taken[held] = True
-        front_links = idx[self.link_pos[idx] < cut[col]]
-        out = []
-        while front_links.size:
-            front_links = np.unique(front_links[~paused[front_links]])
-            if not front_links.size:
-                break
-            paused[front_links] = True
-            f_idx, _, f_len = _gather(self._csr, front_links)
-            where = np.repeat(front_links, f_len)
-            new = live[f_idx] & ~taken[f_idx]
-            if not new.any():
-                break
-            flows, where = f_idx[new], where[new]
-            v_cut = np.full(len(live), -1)
-            np.maximum.at(v_cut, flows, self.link_pos[where])
-            flows = np.unique(flows)
-            taken[flows] = True
-            out.append(flows)
-            v_idx, _, v_len = _gather(self._csc, flows)
-            v_col = np.repeat(flows, v_len)
-            front_links = v_idx[self.link_pos[v_idx] < v_cut[v_col]]
-        return np.concatenate(out) if out else np.empty(0, np.int64)
 
 
 @dataclass

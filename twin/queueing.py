@@ -26,7 +26,7 @@ queueing delay), the queues of sprayed traffic being M/D/1 at each port's utiliz
 (`windowed_rates`), and a sprayed flow completes when its slowest path delivers
 (`worst_path_delay`); a lossless one (RoCE with PFC) shares congested host ports among their
 ingress ports, holds a paused NIC's flows together and, in the switches, the flows behind a
-link that PFC pauses (`twin.maxmin`, `HolBlocking`); a trimming one makes
+link that PFC pauses (`twin.hol.HolBlocking`); a trimming one makes
 oblivious spraying deliver at most each path's capacity (`twin.routing`).
 """
 
@@ -93,7 +93,7 @@ class Transport:
     # a window-based flow waits for the share of the M/D/1 queue other flows' packets make
     # (`windowed_rates`, `own`); no input. False: every packet waits for the whole queue
     paced: bool = False
-    # lossless only: PFC's head-of-line blocking in the switches' FIFOs (`twin.maxmin.HolBlocking`):
+    # lossless only: PFC's head-of-line blocking in the switches' FIFOs (`twin.hol.HolBlocking`):
     # a link paused behind a saturated port holds every flow through it at the held flows' pace
     hol_blocking: bool = True
     # lossless only: a port PFC pauses serves its own ingress ports round robin in turn, at
