@@ -18,7 +18,7 @@ GALLERY = ["healthy", "link_down", "link_flap", "link_degraded", "congestion", "
 def test_every_labelled_fault_is_found_and_nothing_else(sample_stores, name):
     bundle = REPO / "sample_traces" / name
     truth = json.loads((bundle / "labels.json").read_text())["faults"]
-    result = sample_stores.document(name)  # investigate(bundle, a new store), once a session
+    result = sample_stores.document(name)  # investigate(bundle, a copy of its ingest), once a session
     def key(x):
         return json.dumps([x["kind"], x["root_cause"]], sort_keys=True)
 
@@ -32,7 +32,7 @@ def test_every_labelled_fault_is_found_and_nothing_else(sample_stores, name):
 
 def test_investigate_json_has_the_design_shape(sample_stores, tmp_path):
     # into a copy of the session's ingest of the bundle: its files are reused (the document
-    # is under test here, the ingest in test_every_labelled_fault_is_found_and_nothing_else)
+    # is under test here; investigate into a new store: the sequence test below)
     db = sample_stores.copy(sample_stores.ingested("two_faults"), tmp_path / "s.duckdb")
     out = CliRunner().invoke(main, ["investigate", str(REPO / "sample_traces" / "two_faults"),
                                     "--db", str(db), "--json"])
