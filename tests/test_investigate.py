@@ -18,7 +18,7 @@ GALLERY = ["healthy", "link_down", "link_flap", "link_degraded", "congestion", "
 def test_every_labelled_fault_is_found_and_nothing_else(sample_stores, name):
     bundle = REPO / "sample_traces" / name
     truth = json.loads((bundle / "labels.json").read_text())["faults"]
-    result = sample_stores.document(name)  # investigate(bundle, a new store), once a session
+    result = sample_stores.document(name)  # investigate(bundle, a copy of its ingest), once a session
     def key(x):
         return json.dumps([x["kind"], x["root_cause"]], sort_keys=True)
 
@@ -30,9 +30,12 @@ def test_every_labelled_fault_is_found_and_nothing_else(sample_stores, name):
         assert inc["start"] <= f["end"] and (inc["end"] is None or inc["end"] >= f["start"])
 
 
-def test_investigate_json_has_the_design_shape(tmp_path):
+def test_investigate_json_has_the_design_shape(sample_stores, tmp_path):
+    # into a copy of the session's ingest of the bundle: its files are reused (the document
+    # is under test here; investigate into a new store: the sequence test below)
+    db = sample_stores.copy(sample_stores.ingested("two_faults"), tmp_path / "s.duckdb")
     out = CliRunner().invoke(main, ["investigate", str(REPO / "sample_traces" / "two_faults"),
-                                    "--db", str(tmp_path / "s.duckdb"), "--json"])
+                                    "--db", str(db), "--json"])
     assert out.exit_code == 5, out.output  # incidents found
     doc = json.loads(out.stdout)
     assert set(doc) == {"bundle", "store", "window", "incidents"}  # design 8's, plus "store"
@@ -47,9 +50,10 @@ def test_investigate_json_has_the_design_shape(tmp_path):
     assert all(0 <= i["score"] <= 1 for i in doc["incidents"])
 
 
-def test_a_healthy_bundle_says_so(tmp_path):
+def test_a_healthy_bundle_says_so(sample_stores, tmp_path):
+    db = sample_stores.copy(sample_stores.ingested("healthy"), tmp_path / "s.duckdb")  # files reused
     out = CliRunner().invoke(main, ["investigate", str(REPO / "sample_traces" / "healthy"),
-                                    "--db", str(tmp_path / "s.duckdb")])
+                                    "--db", str(db)])
     assert out.exit_code == 0 and "healthy: no incident found" in out.output
     assert out.stdout.splitlines()[0] == f"store    {tmp_path / 's.duckdb'}"
 
@@ -152,9 +156,10 @@ def test_from_and_to_take_epoch_seconds_and_times_before_the_end(sample_stores, 
     (["--to", "1e400"], "epoch seconds"),
     (["--window", "1e12"], "0.001<=x<=100000000.0"),  # was an OverflowError traceback
 ])
-def test_bad_windows_are_one_line_exit_2(tmp_path, args, says):
+def test_bad_windows_are_one_line_exit_2(sample_stores, tmp_path, args, says):
+    db = sample_stores.copy(sample_stores.ingested("healthy"), tmp_path / "s.duckdb")  # files reused
     out = CliRunner().invoke(main, ["investigate", str(REPO / "sample_traces" / "healthy"),
-                                    "--db", str(tmp_path / "s.duckdb"), *args])
+                                    "--db", str(db), *args])
     assert out.exit_code == 2 and says in out.output and "Traceback" not in out.output
 
 

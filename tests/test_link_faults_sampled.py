@@ -16,17 +16,15 @@ import pytest
 
 from replay.explain import _model
 from replay.hypotheses import link_hypothesis
-from replay.investigate import investigate, views_once
+from replay.investigate import views_once
 
-REPO = Path(__file__).resolve().parents[1]
 LINK = "leaf-p0-02:swp5--spine-p0-01:swp2"
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory) -> Path:
-    db = tmp_path_factory.mktemp("flap") / "s.duckdb"
-    investigate(REPO / "sample_traces" / "two_faults", db)
-    return db
+def store(sample_stores) -> Path:
+    """two_faults investigated: the session's (conftest's `sample_stores`; _reroute copies it)."""
+    return sample_stores.investigated("two_faults")
 
 
 def _reroute(db: Path, tmp_path: Path, events: bool):

@@ -89,20 +89,29 @@ def ingest(bundle: Path, db: Path, workers: int):
 @pytest.fixture(scope="module")
 def ingested(bundle, tmp_path_factory) -> dict[int, tuple]:
     """`ingest` of the module's bundle (the pool at any size) once per worker count, 1 and 2:
-    workers -> (summary, digests, store). The tests compare them, or copy the store to write."""
+    workers -> (summary, digests, store, the worker counts of the ParsePools it started). The
+    tests compare them, or copy the store to write."""
     root = tmp_path_factory.mktemp("ingested")
     out = {}
+    real = ingest_mod.ParsePool
     with pytest.MonkeyPatch.context() as env:
         env.setattr(ingest_mod, "POOL_MIN_BYTES", 0)  # as pool_any_size, for the module
         for workers in (1, 2):
+            started: list[int] = []
+
+            def spy(n: int, started=started):
+                started.append(n)
+                return real(n)
+
+            env.setattr(ingest_mod, "ParsePool", spy)
             db = root / f"workers{workers}.duckdb"
-            out[workers] = (*ingest(bundle, db, workers=workers), db)
+            out[workers] = (*ingest(bundle, db, workers=workers), db, started)
     return out
 
 
 def test_workers_load_the_same_rows_as_one_process(ingested):
-    serial, serial_rows, _ = ingested[1]
-    pooled, pooled_rows, pooled_db = ingested[2]
+    serial, serial_rows, _, _ = ingested[1]
+    pooled, pooled_rows, pooled_db, _ = ingested[2]
     assert pooled_rows == serial_rows
     assert pooled.as_json()["files"] == serial.as_json()["files"]
     assert pooled.as_json()["skipped"] == serial.as_json()["skipped"] == [
@@ -123,7 +132,7 @@ def test_workers_load_the_same_rows_as_one_process(ingested):
 
 
 def test_a_second_pooled_ingest_adds_nothing(bundle, ingested, tmp_path):
-    _, first, pooled_db = ingested[2]
+    _, first, pooled_db, _ = ingested[2]
     db = tmp_path / "s.duckdb"
     shutil.copy(pooled_db, db)  # the first pooled ingest's store
     again, second = ingest(bundle, db, workers=2)
@@ -134,8 +143,8 @@ def test_a_second_pooled_ingest_adds_nothing(bundle, ingested, tmp_path):
 
 def test_gzip_garbage_fails_the_file_not_the_ingest(ingested):
     # the module's bundle holds the garbage: both ingests finished, and treat it alike
-    serial, serial_rows, _ = ingested[1]
-    pooled, pooled_rows, _ = ingested[2]
+    serial, serial_rows, _, _ = ingested[1]
+    pooled, pooled_rows, _, _ = ingested[2]
     assert pooled_rows == serial_rows and serial_rows["samples"][0] > 0
     assert [f.as_json() for f in pooled.files] == [f.as_json() for f in serial.files]
     garbage = [f for f in pooled.files if f.path == "nic/gpu-node-0002/eth7.ethtool.gz"]
@@ -247,7 +256,7 @@ def test_the_pool_starts_only_for_enough_bytes(bundle, monkeypatch):
     assert not wants_pool(2, new)
 
 
-def test_a_small_bundle_on_two_workers_is_parsed_here(bundle, tmp_path, monkeypatch):
+def test_a_small_bundle_on_two_workers_is_parsed_here(bundle, ingested, tmp_path, monkeypatch):
     monkeypatch.undo()  # the default threshold: this bundle is far below it
     assert sum(p.stat().st_size for p in bundle.rglob("*")) < ingest_mod.POOL_MIN_BYTES
     started = []
@@ -260,9 +269,9 @@ def test_a_small_bundle_on_two_workers_is_parsed_here(bundle, tmp_path, monkeypa
     monkeypatch.setattr(ingest_mod, "ParsePool", spy)
     here, here_rows = ingest(bundle, tmp_path / "here.duckdb", workers=2)
     assert started == []
-    monkeypatch.setattr(ingest_mod, "POOL_MIN_BYTES", 0)
-    pooled, pooled_rows = ingest(bundle, tmp_path / "pooled.duckdb", workers=2)
-    assert started == [2]
+    # the module's ingest on two workers with the pool at any size: it started one
+    assert ingested[1][3] == [] and ingested[2][3] == [2]
+    pooled, pooled_rows, _, _ = ingested[2]
     assert here_rows == pooled_rows
     assert here.as_json()["files"] == pooled.as_json()["files"]
 
@@ -270,7 +279,7 @@ def test_a_small_bundle_on_two_workers_is_parsed_here(bundle, tmp_path, monkeypa
 def test_chunks_parsed_here_load_the_rows_of_a_file_by_file_ingest(bundle, ingested, tmp_path,
                                                                    monkeypatch):
     # one process both times: small files in chunks (`LocalPool`), or each streamed alone
-    chunked, chunked_rows, _ = ingested[1]
+    chunked, chunked_rows, _, _ = ingested[1]
     monkeypatch.setattr(ingest_mod, "POOL_MAX_BYTES", 0)  # no file for the chunks
     alone, alone_rows = ingest(bundle, tmp_path / "alone.duckdb", workers=1)
     assert chunked_rows == alone_rows

@@ -274,6 +274,32 @@ def test_an_interrupted_ingest_is_removed_on_the_next_open(write, tmp_path):
     open_readonly(db).close()
 
 
+def test_a_reopened_store_numbers_the_next_bundle_on_from_its_last_file(write, tmp_path):
+    """File ids run on across store sessions (a lake numbers them so, test_lake compares the
+    two), and a store an older release numbered in blocks of 1000 goes on after its highest."""
+    def bundle(name: str, files: int) -> Path:
+        for k in range(files):
+            write(f"{name}/c{k}.csv", csv_samples([(0, f"{name}-{k}", "swp1", "rx_bytes", 1),
+                                                   (10, f"{name}-{k}", "swp1", "rx_bytes", 2)]))
+        return tmp_path / name
+
+    def ids(s: Store) -> list[int]:
+        return [r[0] for r in s.con.execute("SELECT file_id FROM files ORDER BY file_id").fetchall()]
+
+    db = tmp_path / "s.duckdb"
+    with Store.open(db) as s:
+        ingest_bundle(s, bundle("a", 3))
+    with Store.open(db) as s:
+        ingest_bundle(s, bundle("b", 2))
+        assert ids(s) == [1, 2, 3, 4, 5]
+        # what a block of file_id_seq left: the next session's files from 1001
+        s.con.execute("INSERT INTO files (file_id, path, sha256, status, reason) "
+                      "VALUES (1001, 'old', '', 'skipped', 'x')")
+    with Store.open(db) as s:
+        ingest_bundle(s, bundle("c", 1))
+        assert ids(s) == [1, 2, 3, 4, 5, 1001, 1002]
+
+
 def test_open_refreshes_a_changed_counter_map_and_views_but_skips_unchanged(tmp_path):
     """Store.open rewrites the counter map and the views only when they differ from the
     package's (an old store, a new release); an unchanged store is not rewritten."""

@@ -34,7 +34,8 @@ async def _open(app, pilot, kind: str, ident: str) -> None:
 
 
 async def test_a_second_visit_refills_the_same_screen_with_its_own_entity(tmp_path,
-                                                                        private_state_dir):
+                                                                        private_state_dir,
+                                                                        sample_stores):
     """link_degraded with WJH drops on leaf-p0-01:swp7 (test_tui_oncall's): its port view
     shows the drops and gives the tables a smaller minimum height; the next drill-down, on a
     switch without drops, is the same screen object, its drops hidden, the heights as
@@ -42,7 +43,7 @@ async def test_a_second_visit_refills_the_same_screen_with_its_own_entity(tmp_pa
     from test_wjh import wjh_line
 
     app = FabtwinApp(str(link_degraded_with_wjh(tmp_path, [
-        wjh_line("leaf-p0-01", "swp7", "03:05:00", "Bad signal integrity", 10021, 120)])))
+        wjh_line("leaf-p0-01", "swp7", "03:05:00", "Bad signal integrity", 10021, 120)], sample_stores)))
     async with app.run_test(size=(80, 24)) as pilot:
         await _open(app, pilot, "device", "leaf-p0-02")
         first = app.screen

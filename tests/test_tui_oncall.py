@@ -373,22 +373,26 @@ async def test_wjh_drops_show_on_their_port(real_samples, tmp_path, private_stat
         assert "2 drop reports, 570 packets" in str(drops.border_title)
 
 
-def link_degraded_with_wjh(tmp_path: Path, lines: list[str]) -> Path:
-    """sample_traces/link_degraded with gnmic WJH `lines` beside it, ingested: the store."""
+def link_degraded_with_wjh(tmp_path: Path, lines: list[str], sample_stores) -> Path:
+    """sample_traces/link_degraded with gnmic WJH `lines` beside it, ingested: the store (a
+    copy of the session's ingest of the sample, conftest's `sample_stores`, that the bundle
+    is ingested into again: its other files are found unchanged, the WJH file loaded)."""
     from collectors.store.ingest import ingest_bundle
     from collectors.store.writer import Store
 
     bundle = tmp_path / "link_degraded"
     shutil.copytree(REPO / "sample_traces" / "link_degraded", bundle)
     (bundle / "gnmi" / "wjh.json").write_text("\n".join(lines) + "\n")
-    db = tmp_path / "s.duckdb"
+    db = sample_stores.copy(sample_stores.ingested("link_degraded"), tmp_path / "s.duckdb")
     with Store.open(db) as store:
-        ingest_bundle(store, bundle, workers=1)
+        loaded = [f.path for f in ingest_bundle(store, bundle, workers=1).files
+                  if f.status == "loaded"]
+    assert loaded == ["gnmi/wjh.json"]
     return db
 
 
 async def test_wjh_drops_on_a_degraded_link_show_on_its_port_as_the_diagnosis_reads_them(
-        tmp_path, private_state_dir):
+        tmp_path, private_state_dir, sample_stores):
     """The link_degraded sample with the WJH records its switches would stream (test_wjh's
     gnmic lines): the port view of the degraded link's leaf end lists its own L1 drops and a
     buffer drop that names it only as the EgressPort (the event sits on the IngressPort,
@@ -400,7 +404,7 @@ async def test_wjh_drops_on_a_degraded_link_show_on_its_port_as_the_diagnosis_re
         wjh_line("leaf-p0-01", "swp7", "03:06:00", "Bad signal integrity", 10021, 80),
         wjh_line("leaf-p0-01", "swp1", "03:06:30", "Tail drop", 503, 55, "buffer", "swp7"),
         wjh_line("leaf-p0-02", "swp1", "03:05:00", "Tail drop", 503, 9, "buffer", "swp1"),
-    ])))
+    ], sample_stores)))
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: app.screen.query("#incidents"))
         app.open_entity("port", "leaf-p0-01:swp7")

@@ -88,7 +88,7 @@ class Store:
         self._pending: dict[tuple[str, str], list[tuple[pl.DataFrame, int]]] = {}
         self._pending_rows = 0
         self._pending_files: list[tuple] = []  # small files' `files` rows, inserted with their rows
-        self._ids: list[int] = []  # file ids taken from file_id_seq in blocks, next one last
+        self._last_id: int | None = None  # the last file id handed out (read on first use)
         self._unmarked: tuple | None = None  # the file being loaded, while it has no `files` row
         self._in_txn = False
         self._maps: tuple[dict, dict] | None = None  # address and ifmap maps, until they change
@@ -267,11 +267,17 @@ class Store:
                                frame.with_columns(pl.lit(file_id, pl.Int32).alias("file_id")))
 
     def _next_file_id(self) -> int:
-        """The next id of file_id_seq, taken 1000 at a time (one query, not one per file)."""
-        if not self._ids:
-            rows = self.con.execute("SELECT nextval('file_id_seq') FROM range(1000)").fetchall()
-            self._ids = sorted((r[0] for r in rows), reverse=True)
-        return self._ids.pop()
+        """One more than the store's highest file id (one query per store session, counted on
+        here): a store reopened for another bundle numbers its files on from the last, as a lake
+        does (lake._seed). Blocks of file_id_seq numbered that bundle from 1001, the unused rest
+        of the block lost at the close; a store they numbered so goes on after its highest id.
+        Read on first use, not at the open: a lake's ingest seeds its `files` rows first."""
+        if self._last_id is None:
+            # fetchall: a result left half-fetched would hold the connection (DuckDB 2)
+            self._last_id = int(self.con.execute(
+                "SELECT coalesce(max(file_id), 0) FROM files").fetchall()[0][0])
+        self._last_id += 1
+        return self._last_id
 
     def _flush_pending(self) -> None:
         """Insert the deferred batches, one statement per table, and their files' rows."""
