@@ -110,3 +110,15 @@ def test_writer2_finds_the_hashing_switch_at_either_tier(tmp_path, case, seed):
     assert ("-spine-" in root) == (case == "upper_imbalance")
     incs = investigate(tmp_path / "b", tmp_path / "s.duckdb")["incidents"]
     assert incs and (incs[0]["kind"], incs[0]["root_cause"]["id"]) == ("load_imbalance", root)
+
+
+def test_a_leaf_more_uneven_than_the_one_switch_above_it_that_looks_uneven_is_the_root():
+    """writer2 seed 9637 (3 tiers): a leaf hashing its two uplinks 72% apart under pod spines of
+    which one splits its own uplinks 18% unevenly (the leaf's heavy cable overfeeds it), the
+    other evenly (the light cable's flows spread over it as adaptive routing would). A spine's
+    split reaches a leaf below diluted, never amplified: the leaf is the root."""
+    con = _store({"l1": {"a1": 1.7, "a2": 0.3}, "a1": {"c1": 1.1, "c2": 0.9}})
+    found = find_load_imbalance(con)
+    assert [i.root_id for i in found] == ["l1"]
+    above = [e["device"] for e in found[0].evidence if "above l1" in str(e.get("role", ""))]
+    assert above == ["a1"]
