@@ -112,13 +112,26 @@ def test_writer2_finds_the_hashing_switch_at_either_tier(tmp_path, case, seed):
     assert incs and (incs[0]["kind"], incs[0]["root_cause"]["id"]) == ("load_imbalance", root)
 
 
-def test_a_leaf_more_uneven_than_the_one_switch_above_it_that_looks_uneven_is_the_root():
-    """writer2 seed 9637 (3 tiers): a leaf hashing its two uplinks 72% apart under pod spines of
-    which one splits its own uplinks 18% unevenly (the leaf's heavy cable overfeeds it), the
-    other evenly (the light cable's flows spread over it as adaptive routing would). A spine's
-    split reaches a leaf below diluted, never amplified: the leaf is the root."""
-    con = _store({"l1": {"a1": 1.7, "a2": 0.3}, "a1": {"c1": 1.1, "c2": 0.9}})
+def test_a_leaf_whose_uneven_split_the_other_switch_above_carries_on_is_the_root():
+    """writer2 seed 9637 (3 tiers): a leaf hashing its two uplinks 1.72 / 0.28 under pod spines
+    of which the one it overfeeds splits its own uplinks 18% unevenly and the one it starves
+    carries 0.37 of the expected up its uplinks, evenly: the split is the leaf's, passed on."""
+    con = _store({"l1": {"a1": 1.7, "a2": 0.3}, "a1": {"c1": 1.1, "c2": 1.5},
+                  "a2": {"c1": 0.4, "c2": 0.4}})
     found = find_load_imbalance(con)
     assert [i.root_id for i in found] == ["l1"]
     above = [e["device"] for e in found[0].evidence if "above l1" in str(e.get("role", ""))]
     assert above == ["a1"]
+
+
+def test_a_leaf_whose_starved_cable_s_upper_end_carries_more_all_the_same_is_a_victim():
+    """writer3 seed 322: an aggregation switch above hashing 1.0 / 2.4 over its uplinks, the
+    leaf below 1.69 / 0.31 into it and the other one, which carries 1.16 of the expected up
+    its uplinks all the same: the leaf's split is not passed on, the switch above is the root
+    however much more uneven the leaf looks."""
+    con = _store({"l1": {"a1": 1.69, "a2": 0.31}, "a1": {"c1": 1.0, "c2": 2.4},
+                  "a2": {"c1": 1.16, "c2": 1.16}})
+    found = find_load_imbalance(con)
+    assert [i.root_id for i in found] == ["a1"]
+    victims = [e["device"] for e in found[0].evidence if "below a1" in str(e.get("role", ""))]
+    assert victims == ["l1"]
