@@ -178,7 +178,12 @@ def _imbalance_victims(incidents: list[Incident], ends: dict):
 
 def _outage_victims(incidents: list[Incident], ends: dict):
     """(congestion, link down or flap) pairs: congestion at another cable of the link's devices
-    or at a port into them, from the outage on."""
+    or at a port into them, from the outage on, where the reroute can put the load: a port
+    facing a host carries what that host receives wherever the fabric routes it, so only a
+    host's own cable going down (its NIC moves its traffic to its other planes) explains
+    congestion there (an incast at a leaf's host port and one of the leaf's uplinks going
+    down at the same time are two faults)."""
+    hosts = {dev for dev, _, _ in ends.values()} - {dev for dev, _, up in ends.values() if not up}
     for root in (i for i in incidents if i.kind in ("link_down", "link_flap")):
         ports = root.root_id.split("--", 1)
         devices = {ends[p][0] for p in ports if p in ends}
@@ -188,7 +193,8 @@ def _outage_victims(incidents: list[Incident], ends: dict):
             if root.start is None or inc.start is None or inc.start < root.start - BEFORE_OUTAGE:
                 continue
             dev, peer, _ = ends[inc.root_id]
-            if overlap(inc, root) and (dev in devices or peer in devices):
+            reach = {peer} if peer in hosts else {dev, peer}
+            if overlap(inc, root) and reach & devices:
                 yield inc, root
 
 
