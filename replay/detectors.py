@@ -196,7 +196,7 @@ def find_load_imbalance(con: duckdb.DuckDBPyConnection) -> list[Incident]:
         peers = sorted(cv for d, cv in by_tier[r["tier"]] if d != r["device"]) or [0.0]
         r["typical"] = float(peers[len(peers) // 2])
     uneven = [r for r in rows.values() if r["share"] >= 0.5 and r["cv"] > max(floor, 3 * r["typical"])]
-    below, starved = _from_below(con, rows, uneven) if replayed else ({}, {})
+    below, starved = _from_below(con, rows, uneven, floor) if replayed else ({}, {})
     out = []
     for r in uneven:
         if r["device"] in below or r["device"] in starved:
@@ -252,8 +252,8 @@ def _imbalance_incident(r: dict, strongest: dict) -> Incident:
           "windows": r["windows"], "basis": r["basis"]}])
 
 
-def _from_below(con: duckdb.DuckDBPyConnection, rows: dict[str, dict],
-                uneven: list[dict]) -> tuple[dict[str, str], dict[str, str]]:
+def _from_below(con: duckdb.DuckDBPyConnection, rows: dict[str, dict], uneven: list[dict],
+                floor: float) -> tuple[dict[str, str], dict[str, str]]:
     """(upper switch -> the switch below it whose hashing its uneven uplinks carry, uneven
     lower switch -> the switch above it whose own uneven split it is the victim of).
 
@@ -263,7 +263,10 @@ def _from_below(con: duckdb.DuckDBPyConnection, rows: dict[str, dict],
     and among its own tier (three times their median spread), and the other switches it feeds
     are uneven too. An uneven switch whose lower neighbour's other upper switches split
     evenly splits unevenly by its own choice: it is the root, and that lower switch, if it
-    looks uneven (its cable into the root starved or overfed), is its victim."""
+    looks uneven (its cable into the root starved or overfed) by less than the root, is its
+    victim; one more uneven than the switch above it whose split its other upper switches
+    carry on (less up their uplinks where it starves them, `_passed_on`) is the root all the
+    same."""
     pairs = con.execute("""
         SELECT DISTINCT e.device, p.device FROM expected_ports e
         JOIN (SELECT DISTINCT port_id, device FROM expected_ports) p ON p.port_id = e.peer_port
@@ -274,6 +277,7 @@ def _from_below(con: duckdb.DuckDBPyConnection, rows: dict[str, dict],
         lower.setdefault(up, []).append(lo)
         upper.setdefault(lo, []).append(up)
     names = {r["device"] for r in uneven}
+    ratios = _cable_ratios(con)
     below, victims = {}, {}
     for u in uneven:
         cand = [rows[d] for d in lower.get(u["device"], []) if d in rows]
@@ -284,12 +288,48 @@ def _from_below(con: duckdb.DuckDBPyConnection, rows: dict[str, dict],
         stands_out = best["cv"] > 3 * max(rest[len(rest) // 2], best["typical"]) and best["cv"] > 0
         # its hash reaches every switch it feeds: another of them uneven as well
         shared = any(x in names for x in upper.get(best["device"], []) if x != u["device"])
-        if stands_out and shared:
+        # or its split, more uneven than the upper switch's, is passed on above it: the other
+        # upper switches carry on what it sends them, less where it starves them (writer2
+        # seed 9637: a leaf 1.72 / 0.28 under a spine at 18%, the other spine's uplinks at
+        # 0.37); a lower switch whose starved cable's upper end carries more than expected
+        # all the same only reflects the split above it (writer3 seed 322)
+        if stands_out and (shared or (best["cv"] > u["cv"] and _passed_on(
+                ratios, best["device"], u["device"], upper, floor))):
             below[u["device"]] = best["device"]
         elif best["device"] in names and not shared:
             victims[best["device"]] = u["device"]
     # a switch is either a root's victim or a root, never both
     return below, {lo: up for lo, up in victims.items() if up not in below and lo not in below}
+
+
+def _cable_ratios(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], float]:
+    """(lower switch, upper switch) -> observed / expected on its cables into it, over the
+    replay's loaded windows."""
+    return {(lo, up): r for lo, up, r in con.execute("""
+        SELECT e.device, p.device, avg(e.observed_tx_bytes_per_s / e.expected_tx_bytes_per_s)
+        FROM expected_ports e JOIN (SELECT DISTINCT port_id, device FROM expected_ports) p
+          ON p.port_id = e.peer_port
+        WHERE e.uplink AND e.tier >= 1 AND e.observed_tx_bytes_per_s IS NOT NULL
+          AND e.expected_tx_bytes_per_s > 0.05 * e.capacity_bytes_per_s
+        GROUP BY 1, 2""").fetchall() if r is not None}
+
+
+def _passed_on(ratios: dict[tuple[str, str], float], lower: str, root_above: str,
+               upper: dict[str, list[str]], floor: float) -> bool:
+    """Whether `lower`'s uneven split reaches its other upper switches: each carries on, up its
+    own uplinks, more or less than expected as `lower` overfeeds or starves it (beyond the
+    noise floor): the mark of a split made at `lower`, not a response to `root_above`'s."""
+    others = [x for x in upper.get(lower, []) if x != root_above and (lower, x) in ratios]
+    if not others:
+        return False
+    for x in others:
+        ups = [r for (lo, _), r in ratios.items() if lo == x]
+        if not ups:
+            return False
+        carried = sum(ups) / len(ups) - 1.0
+        if abs(carried) <= floor or carried * (ratios[(lower, x)] - 1.0) <= 0:
+            return False
+    return True
 
 
 # per switch and replay window: the spread of observed / expected over its loaded uplinks. In a

@@ -68,7 +68,8 @@ def _ports(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[str, str | None, b
     return {r[0]: (r[1], r[2], bool(r[3])) for r in rows}
 
 
-def _overlap(a: Incident, b: Incident) -> bool:
+def overlap(a: Incident, b: Incident) -> bool:
+    """Whether two incidents' times overlap (an open start or end reaches either way)."""
     return ((a.start is None or b.end is None or a.start <= b.end)
             and (b.start is None or a.end is None or b.start <= a.end))
 
@@ -93,7 +94,7 @@ def _slow_link_victims(con: duckdb.DuckDBPyConnection, incidents: list[Incident]
         spread = {r["device"]: r for r in rows_of(con, IMBALANCE_LEAVING_OUT,
                                                   {"left_out": into or [""], "floor": floor})}
         for inc in uneven:
-            if inc.root_id not in crossing or not _overlap(inc, root) or (
+            if inc.root_id not in crossing or not overlap(inc, root) or (
                     root.start and inc.start and inc.start < root.start - BEFORE_OUTAGE - window):
                 continue
             if not _lighter(con, inc, crossing[inc.root_id]):
@@ -168,7 +169,7 @@ def _imbalance_victims(incidents: list[Incident], ends: dict):
     for root in (i for i in incidents if i.kind == "load_imbalance"):
         above = {peer for dev, peer, up in ends.values() if dev == root.root_id and up}
         for inc in incidents:
-            if inc.kind != "congestion" or inc.root_id not in ends or not _overlap(inc, root):
+            if inc.kind != "congestion" or inc.root_id not in ends or not overlap(inc, root):
                 continue
             dev, _, up = ends[inc.root_id]
             if (dev == root.root_id and up) or dev in above:
@@ -177,7 +178,12 @@ def _imbalance_victims(incidents: list[Incident], ends: dict):
 
 def _outage_victims(incidents: list[Incident], ends: dict):
     """(congestion, link down or flap) pairs: congestion at another cable of the link's devices
-    or at a port into them, from the outage on."""
+    or at a port into them, from the outage on, where the reroute can put the load: a port
+    facing a host carries what that host receives wherever the fabric routes it, so only a
+    host's own cable going down (its NIC moves its traffic to its other planes) explains
+    congestion there (an incast at a leaf's host port and one of the leaf's uplinks going
+    down at the same time are two faults)."""
+    hosts = {dev for dev, _, _ in ends.values()} - {dev for dev, _, up in ends.values() if not up}
     for root in (i for i in incidents if i.kind in ("link_down", "link_flap")):
         ports = root.root_id.split("--", 1)
         devices = {ends[p][0] for p in ports if p in ends}
@@ -187,7 +193,8 @@ def _outage_victims(incidents: list[Incident], ends: dict):
             if root.start is None or inc.start is None or inc.start < root.start - BEFORE_OUTAGE:
                 continue
             dev, peer, _ = ends[inc.root_id]
-            if _overlap(inc, root) and (dev in devices or peer in devices):
+            reach = {peer} if peer in hosts else {dev, peer}
+            if overlap(inc, root) and reach & devices:
                 yield inc, root
 
 

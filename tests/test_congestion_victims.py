@@ -22,13 +22,13 @@ CABLES = [("h1:eth0", "l1:p1", 0), ("h2:eth0", "l1:p2", 0), ("l1:u1", "a1:d1", 1
           ("l1:u2", "a2:d1", 1), ("a1:u1", "c1:d1", 2), ("a2:u1", "c1:d2", 2), ("a9:u1", "c1:d9", 2)]
 
 
-def _con() -> duckdb.DuckDBPyConnection:
+def _con(extra: tuple = ()) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
     ensure_results(con)
     con.execute("INSERT INTO replay_runs VALUES (?, ?, ?, 60, 5, 1, 3, 0, 'ar', 'ok', NULL)",
                 [T0, T0, T0 + timedelta(minutes=5)])
     rows = []
-    for lo, up, tier in CABLES:
+    for lo, up, tier in [*CABLES, *extra]:
         link = "--".join(sorted((lo, up)))
         for port, peer, uplink in ((lo, up, True), (up, lo, False)):
             rows.append((T0, T0 + timedelta(minutes=1), port, port.split(":")[0], port.split(":")[1],
@@ -71,3 +71,24 @@ def test_a_loss_starting_well_into_a_congestion_that_lasts_to_the_end_stays_a_ro
     cong.end = None  # still congested at the end of the bundle
     later = _loss("a1:u1", 2, first=3)  # from 03:03, two minutes after the overload began
     assert fold_victims(_con(), [later, cong]) == [later, cong]
+
+
+def _down(link: str, at_s: int) -> Incident:
+    return Incident("link_down", "link", link, T0 + timedelta(seconds=at_s), None, 0.95,
+                    f"link {link} went down")
+
+
+def test_an_outage_explains_congestion_where_its_reroute_goes_not_at_a_port_facing_a_host():
+    """An uplink of l1 down: its load moves to l1's other uplink, which may run full (a victim);
+    what l1 sends its host h1 is what h1 receives, wherever it was routed: an incast at l1:p1
+    at the same time is a fault of its own. A host's own cable down moves its traffic to its
+    other planes: congestion at a port facing that host is the outage's."""
+    up = _down("a1:d1--l1:u1", 50)
+    incast = _congestion()
+    sibling = Incident("congestion", "port", "l1:u2", incast.start, incast.end, 0.75, "l1:u2")
+    out = fold_victims(_con(), [up, incast, sibling])
+    assert out == [up, incast]
+    assert up.impact["victim_incidents"] == [{"kind": "congestion", "id": "l1:u2"}]
+    host_down = _down("h1:eth0--l1:p1", 50)  # h1's plane-1 NIC port under leaf m1
+    facing = Incident("congestion", "port", "m1:p1", incast.start, incast.end, 0.75, "m1:p1")
+    assert fold_victims(_con((("h1:eth1", "m1:p1", 0),)), [host_down, facing]) == [host_down]

@@ -110,3 +110,23 @@ def test_writer2_finds_the_hashing_switch_at_either_tier(tmp_path, case, seed):
     assert ("-spine-" in root) == (case == "upper_imbalance")
     incs = investigate(tmp_path / "b", tmp_path / "s.duckdb")["incidents"]
     assert incs and (incs[0]["kind"], incs[0]["root_cause"]["id"]) == ("load_imbalance", root)
+
+
+@pytest.mark.parametrize(("ratios", "root", "other"), [
+    # writer2 seed 9637: a leaf hashing 1.72 / 0.28 under pod spines, the one it overfeeds
+    # splitting its own uplinks 18% unevenly, the one it starves carrying 0.37 of the expected
+    # up its uplinks, evenly: the split is the leaf's, passed on
+    ({"l1": {"a1": 1.7, "a2": 0.3}, "a1": {"c1": 1.1, "c2": 1.5}, "a2": {"c1": 0.4, "c2": 0.4}},
+     "l1", "a1"),
+    # writer3 seed 322: an aggregation switch hashing 1.0 / 2.4, the leaf below 1.69 / 0.31, the
+    # other aggregation switch carrying 1.16 up its uplinks all the same: not passed on, the
+    # switch above is the root however much more uneven the leaf looks
+    ({"l1": {"a1": 1.69, "a2": 0.31}, "a1": {"c1": 1.0, "c2": 2.4}, "a2": {"c1": 1.16, "c2": 1.16}},
+     "a1", "l1"),
+])
+def test_a_leaf_more_uneven_than_the_switch_above_is_the_root_if_its_split_is_passed_on(
+        ratios, root, other):
+    found = find_load_imbalance(_store(ratios))
+    assert [i.root_id for i in found] == [root]
+    where = f"above {root}" if root == "l1" else f"below {root}"
+    assert [e["device"] for e in found[0].evidence if where in str(e.get("role", ""))] == [other]
