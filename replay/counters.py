@@ -87,9 +87,11 @@ def nominal_fabric(fabric: Fabric) -> Fabric:
 
 def build_grid(con: duckdb.DuckDBPyConnection, fabric: Fabric, bounds: list[datetime],
                window_s: float, rates: np.ndarray, up: np.ndarray,
-               exp: tuple[np.ndarray, np.ndarray], healthy: tuple[np.ndarray, np.ndarray]) -> Grid:
+               exp: tuple[np.ndarray, np.ndarray], healthy: tuple[np.ndarray, np.ndarray],
+               interval_s: float | None = None) -> Grid:
     """The grid of a replay: `rates` (`observed_rates`), `up`, `exp` (tx, rx) and `healthy`
-    (tx, rx) are the replay's per port (or cable) and window arrays (rates in their units/s)."""
+    (tx, rx) are the replay's per port (or cable) and window arrays (rates in their units/s);
+    `interval_s` the median sample interval (`sample_interval`), read here if not given."""
     _, n_ports, n_win = rates.shape
     shape = (len(COUNTERS), n_ports, n_win)
     obs = np.full(shape, np.nan)
@@ -116,7 +118,7 @@ def build_grid(con: duckdb.DuckDBPyConnection, fabric: Fabric, bounds: list[date
     ex[K["down_fraction"]] = down  # the link states are the replay's input
     ex[K["port_speed"]] = cap[:, None]
     he[K["port_speed"]] = nominal[:, None]
-    interval = _sample_interval(con) or window_s / 6
+    interval = (interval_s if interval_s is not None else sample_interval(con)) or window_s / 6
     g = Grid(fabric, bounds, window_s, interval, obs, ex, he, np.ones(shape[:2]))
     g.noise = _noise(g, cap, size)
     return g
@@ -248,7 +250,7 @@ def _reported_speed(con, fabric: Fabric) -> np.ndarray:
     return out
 
 
-def _sample_interval(con) -> float | None:
+def sample_interval(con) -> float | None:
     """The median of port_rates' intervals (the rate arrays': as DuckDB's median)."""
     interval = rate_arrays(con).interval_s
     return (float(np.median(interval)) if interval.size else 0.0) or None

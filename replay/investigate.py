@@ -30,6 +30,7 @@ from replay.detectors import DETECTORS, Incident, _iso
 from replay.expected import ReplaySummary, replay
 from replay.explain import explain
 from replay.impact import add_impact
+from replay.port_sums import forget_sums
 from replay.rate_arrays import forget as forget_rates
 from replay.residuals import compute_residuals
 from replay.results import ensure_results, open_results
@@ -136,6 +137,7 @@ def views_once(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
             yield
         finally:
             forget_rates(con)  # the arrays of temp.port_rates go with it
+            forget_sums(con)
             for view in SHADOWED_VIEWS:
                 con.execute(f"DROP TABLE IF EXISTS temp.{view}")
 
@@ -197,7 +199,8 @@ def replay_and_diagnose(con: duckdb.DuckDBPyConnection, t_from: When = None,
         with views_once(con):
             summary = replay(con, t_from, t_to, window_s, routing, **parallel)
             compute_residuals(con)  # link_residuals, switch_residuals: the replay's windows
-            forget_rates(con)  # their last reader: the arrays (1.2 GB on the hour) go now
+            forget_rates(con)  # their last reader: the arrays and the port sums go now
+            forget_sums(con)
             incidents = diagnose(con, t_from, t_to)
         store_incidents(con, incidents)
     return summary, incidents

@@ -134,6 +134,11 @@ def rate_arrays(con: duckdb.DuckDBPyConnection) -> RateArrays:
     return out
 
 
+def kept(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the connection's arrays are kept (read from temp.port_rates)."""
+    return con in _KEPT
+
+
 def forget(con: duckdb.DuckDBPyConnection) -> None:
     """Drop the connection's kept arrays (its temp.port_rates is going)."""
     _KEPT.pop(con, None)

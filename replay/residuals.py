@@ -29,8 +29,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from replay.port_sums import link_pairs, port_edges, port_windows, span_of
-from replay.rate_arrays import rate_arrays
+from replay.port_sums import link_pairs, span_of, sums_for
 from replay.results import RESULT_DDL, ensure_results
 
 SQL = (resources.files("replay") / "sql" / "residuals.sql").read_text()
@@ -148,10 +147,9 @@ def _port_sums(con: duckdb.DuckDBPyConnection, windows: Windows, fmt: dict) -> d
     """The frames residuals.sql reads, from the analysis' rate arrays (`replay.port_sums`):
     `_resid_ports_frame` (per port code and window) and `_resid_codes` (the codes' port and
     device) for `_resid_ports`, `_link_dirs` and `_link_pairs` for link_residuals."""
-    ra = rate_arrays(con)
-    span = span_of(windows.t_from, windows.t_to, windows.window_s, windows.count)
-    ports, edges = port_windows(ra, span), port_edges(ra, span)
-    codes = pl.DataFrame({"port": ra.ports, "pc": np.arange(len(ra.ports), dtype=np.int64)})
+    sums = sums_for(con, span_of(windows.t_from, windows.t_to, windows.window_s, windows.count))
+    ports, edges = sums.windows, sums.edges
+    codes = pl.DataFrame({"port": sums.ports, "pc": np.arange(len(sums.ports), dtype=np.int64)})
     links = pl.DataFrame(con.execute("SELECT link_id, port_a, port_b FROM links").fetchall(),
                          schema={"link_id": pl.String, "port_a": pl.String, "port_b": pl.String},
                          orient="row")
@@ -163,10 +161,10 @@ def _port_sums(con: duckdb.DuckDBPyConnection, windows: Windows, fmt: dict) -> d
                             how="left").sort("d")
     tx, rx = (ends[c].fill_null(-1).to_numpy() for c in ("tx", "rx"))
     return {"_resid_codes": pa.table({"pc": pa.array(codes["pc"].to_numpy().astype(np.int32)),
-                                      "port": ra.ports, "device": ra.devices}),
+                                      "port": sums.ports, "device": sums.devices}),
             "_resid_ports_frame": ports.to_arrow("w"),
             "_link_dirs": dirs.with_columns(pl.col("d").cast(pl.Int64)).to_arrow(),
-            "_link_pairs": link_pairs(ports, edges, tx, rx, windows.count, len(ra.ports))}
+            "_link_pairs": link_pairs(ports, edges, tx, rx, windows.count, len(sums.ports))}
 
 
 def residuals_present(con: duckdb.DuckDBPyConnection) -> bool:
