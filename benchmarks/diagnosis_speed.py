@@ -34,6 +34,30 @@ Last measured (2026-12-01, 2 cores shared with 6 other sessions; CPU is user + s
   no interpreter teardown. Before them: median 3.8x, max 5.0x (link_degraded; two_faults 4.5x) at
   load 3.0-5.0 (20:14); 3.5x, max 3.9x at load 6.8-12.8 (20:02); 3.8x, max 5.0x at load 12.5-15.4
   (21:36).
+- `--hour`, 2026-12-02 04:53-05:00 (HOUR3, final: a copy of the store, `/usr/bin/time`,
+  alternated; CPU user + sys): c47068c 116.5 s (100.6 + 15.8), 89 s wall, load 3.3-2.3, and
+  119.4 s (104.4 + 15.0), 74 s, load 1.4-1.8, 5.63 GB; this 111.1 s (93.1 + 18.0), 116 s,
+  load 3.5-3.7; 116.7 s (101.1 + 15.6), 77 s, load 2.1-1.7; 116.2 s (101.5 + 14.7), 76 s,
+  load 1.8-1.5; 5.71-5.73 GB; --json identical every run. On a quiet machine the CPU gain is
+  within run-to-run noise (a few seconds of 116): the SQL removed ran on DuckDB's two threads
+  and the numpy that replaced it (about 15 s: the one read 7-11, the port sums 9-13 under
+  load) runs on one. The port sums are now computed during the replay, right after the
+  observed rates, and the arrays dropped before the twin (peak RSS 7.0 -> 5.7 GB).
+  The 20 s target is far: port_rates alone is 40-45 s of CPU (a hash aggregate of 85M sample
+  deltas, string series hashed twice); next: series and port ids stored as integers at
+  ingest (a new-store change), so port_rates needs neither the hashes nor the string join.
+- `--hour`, 2026-12-02 04:22 (HOUR3: a copy of the store, `/usr/bin/time`, one run each):
+  investigate 110.9 s CPU (96.0 user + 14.9 sys), 305 s wall at load 7-10, 7.0 GB, against
+  168.0 s CPU (114.3 + 53.7), 234 s wall at load 2-5, 5.6 GB for c47068c at 03:25; --json
+  identical. The cut: port_rates read once into numpy (replay.rate_arrays: integer port codes,
+  sorted by (port, ts)), shared by the replay's observed rates and the residuals' per-port
+  sums (replay.port_sums, numpy instead of residuals.sql's port_windows / port_edges, and
+  link_residuals' joins done as gathers). In process (cProfile, load 6-10) c47068c -> this:
+  160.3 -> 134.8 s CPU; observed_rates 13.3 -> 15.1 (of it the one read, rate_arrays, 10.9),
+  compute_residuals 31.0 -> 18.9 (SQL 14.1 + 7.3 + 8.5 + 1.0 -> link_residuals 4.0 +
+  switch 0.6 + _resid_ports 0.7; numpy: port_windows 9.8, port_edges 3.0); port_rates 45.8
+  -> 43.0 (unchanged SQL, four more aggregates). Peak RSS grew (the arrays, 0.85 GB, kept
+  from the replay to the residuals).
 - `--hour`, 2026-12-02 (a copy of the store, `/usr/bin/time`, one run each, load 3-7): investigate
   358.1 s wall / 163.2 s CPU (111.4 user + 51.8 sys), 5.46 GB at c0a6ad4; 265.4 s / 127.2 s
   (109.4 + 17.8), 5.76 GB with port_rates' integer codes, the silent-loss shares materialised

@@ -29,6 +29,7 @@ import numpy as np
 import polars as pl
 import scipy.sparse as sp
 
+from replay.rate_arrays import epoch_us, rate_arrays
 from twin.maxmin import Incidence
 from twin.queueing import MTU, queue_state
 from twin.topology import Fabric
@@ -86,9 +87,11 @@ def nominal_fabric(fabric: Fabric) -> Fabric:
 
 def build_grid(con: duckdb.DuckDBPyConnection, fabric: Fabric, bounds: list[datetime],
                window_s: float, rates: np.ndarray, up: np.ndarray,
-               exp: tuple[np.ndarray, np.ndarray], healthy: tuple[np.ndarray, np.ndarray]) -> Grid:
+               exp: tuple[np.ndarray, np.ndarray], healthy: tuple[np.ndarray, np.ndarray],
+               interval_s: float | None = None) -> Grid:
     """The grid of a replay: `rates` (`observed_rates`), `up`, `exp` (tx, rx) and `healthy`
-    (tx, rx) are the replay's per port (or cable) and window arrays (rates in their units/s)."""
+    (tx, rx) are the replay's per port (or cable) and window arrays (rates in their units/s);
+    `interval_s` the median sample interval (`sample_interval`), read here if not given."""
     _, n_ports, n_win = rates.shape
     shape = (len(COUNTERS), n_ports, n_win)
     obs = np.full(shape, np.nan)
@@ -115,7 +118,7 @@ def build_grid(con: duckdb.DuckDBPyConnection, fabric: Fabric, bounds: list[date
     ex[K["down_fraction"]] = down  # the link states are the replay's input
     ex[K["port_speed"]] = cap[:, None]
     he[K["port_speed"]] = nominal[:, None]
-    interval = _sample_interval(con) or window_s / 6
+    interval = (interval_s if interval_s is not None else sample_interval(con)) or window_s / 6
     g = Grid(fabric, bounds, window_s, interval, obs, ex, he, np.ones(shape[:2]))
     g.noise = _noise(g, cap, size)
     return g
@@ -150,31 +153,30 @@ def observed_rates(con: duckdb.DuckDBPyConnection, fabric: Fabric, t_from: datet
                    t_to: datetime, window_s: float, n_win: int) -> np.ndarray:
     """Per port_rates column (RATE_COLUMN order), port index and replay window, the window's
     mean of the port's rates (NaN where the port said nothing): the replay's observed load
-    and the grid's observed rates, from one read of port_rates."""
+    and the grid's observed rates, from the analysis' one read of port_rates
+    (`replay.rate_arrays`)."""
     # each mean summed in time order, as `avg(x ORDER BY ts)` sums it (the same bits whatever
-    # order DuckDB reads the rows in), over rows DuckDB sorts: its ordered aggregate sorted
-    # every (port, window) group apart, 25-30 s of CPU on the 256-switch hour's 1.35M groups
-    # (the fabric's ports as a parameter: execute, unlike register, runs beside a result an
-    # earlier statement left open on the connection)
-    rows = con.execute(f"""
-        WITH g AS (SELECT unnest($ports) AS port_id, unnest(range(len($ports))) AS p)
-        SELECT g.p, {window_index_sql(t_from, window_s)} AS w, {", ".join(RATE_COLUMN.values())}
-        FROM port_rates JOIN g ON g.port_id = device || ':' || ifname
-        WHERE ts > $t0 AND ts <= $t1 ORDER BY g.p, w, ts""",
-        {"ports": fabric.cable_port_a + fabric.cable_port_b, "t0": t_from,
-         "t1": t_to}).fetchnumpy()
-    out = np.full((len(RATE_COLUMN), 2 * fabric.n_cables, n_win), np.nan)
-    p, w = np.asarray(rows["p"], dtype=np.int64), np.asarray(rows["w"], dtype=np.int64)
-    keep = (w >= 0) & (w < n_win)
-    keep = None if keep.all() else keep  # no copy of nine 8.76M columns on the hour for nothing
+    # order DuckDB reads the rows in): the rows come sorted by (port code, ts), so a (port,
+    # window) group is a run of consecutive rows in time order
+    ra = rate_arrays(con)
+    index = pl.DataFrame({"port_id": ra.ports}).with_row_index("code").join(
+        _port_frame(fabric), on="port_id", how="left")
+    p_of = np.full(len(ra.ports), -1, dtype=np.int64)
+    p_of[index["code"].to_numpy()] = index["p"].fill_null(-1).to_numpy()
+    t0_us, t1_us = epoch_us(t_from), epoch_us(t_to)
+    # window_index_sql's window: floor((us since t_from - 1) / window us)
+    w = np.floor((ra.ts_us - t0_us - 1) / (window_s * 1e6)).astype(np.int64)
+    p = p_of[ra.pc]
+    keep = (p >= 0) & (ra.ts_us > t0_us) & (ra.ts_us <= t1_us) & (w >= 0) & (w < n_win)
+    keep = None if keep.all() else np.flatnonzero(keep)  # no copy of nine columns for nothing
     if keep is not None:
         p, w = p[keep], w[keep]
+    out = np.full((len(RATE_COLUMN), 2 * fabric.n_cables, n_win), np.nan)
     starts = np.flatnonzero(np.r_[True, (p[1:] != p[:-1]) | (w[1:] != w[:-1])]) if p.size \
         else np.zeros(0, np.int64)
     steps = _group_steps(starts, p.size)
     for i, col in enumerate(RATE_COLUMN.values()):
-        values = np.asarray(np.ma.getdata(rows[col]), dtype=float)
-        valid = ~np.ma.getmaskarray(rows[col])
+        values, valid = ra.values[col], ra.valid(col)
         if keep is not None:
             values, valid = values[keep], valid[keep]
         out[i, p[starts], w[starts]] = _means_in_order(values, valid, steps)
@@ -248,10 +250,10 @@ def _reported_speed(con, fabric: Fabric) -> np.ndarray:
     return out
 
 
-def _sample_interval(con) -> float | None:
-    rows = con.execute("SELECT median(interval_s) FROM port_rates").fetchall()
-    row = rows[0] if rows else None
-    return float(row[0]) if row and row[0] else None
+def sample_interval(con) -> float | None:
+    """The median of port_rates' intervals (the rate arrays': as DuckDB's median)."""
+    interval = rate_arrays(con).interval_s
+    return (float(np.median(interval)) if interval.size else 0.0) or None
 
 
 def _packet_bytes(fabric: Fabric, obs: np.ndarray) -> np.ndarray:

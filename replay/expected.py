@@ -41,10 +41,14 @@ from replay.counters import (
     nominal_fabric,
     observed_rates,
     remember_grid,
+    sample_interval,
     store_counters,
 )
 from replay.fabric import fabric_from_store
 from replay.outages import merge_outages
+from replay.port_sums import keep_sums, span_of
+from replay.rate_arrays import forget as forget_rates
+from replay.rate_arrays import kept as rates_kept
 from replay.results import ensure_results
 from twin.parallel import run_tasks
 from twin.routing import BALANCERS, FabricState, route
@@ -128,6 +132,12 @@ def replay(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
         return done("no_fabric", str(exc))
     n_win = max(1, int(np.ceil((t_to - t_from).total_seconds() / window_s - 1e-9)))
     rates = observed_rates(con, fabric, t_from, t_to, window_s, n_win)
+    # the rate arrays' other readers, served now: their 0.85 GB (the 256-switch hour) go
+    # before the twin runs, the residuals' port sums (0.3 GB) and the interval stay
+    interval = sample_interval(con)
+    if rates_kept(con):  # (outside views_once the residuals read port_rates themselves)
+        keep_sums(con, span_of(t_from, t_to, window_s, n_win))
+        forget_rates(con)
     obs_tx, obs_rx = rates[0], rates[1]  # RATE_COLUMN's bytes
     up = _up_fraction(con, fabric, t_from, t_to, window_s, n_win)
     groups = _groups(con, fabric, t_from, window_s, n_win)
@@ -152,7 +162,7 @@ def replay(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
                                 for f in frames], axis=1) for d in ("tx", "rx"))
     bounds = [min(t_from + timedelta(seconds=w * window_s), t_to) for w in range(n_win + 1)]
     grid = build_grid(con, fabric, bounds, window_s, rates, up, exp,
-                      _healthy(fabric, obs_tx, obs_rx, groups, routing))
+                      _healthy(fabric, obs_tx, obs_rx, groups, routing), interval)
     store_counters(con, grid)
     summary = done("ok", "", n_win, fabric, rows)
     remember_grid(con, grid)  # the explanation's grid, without reading it back

@@ -30,6 +30,8 @@ from replay.detectors import DETECTORS, Incident, _iso
 from replay.expected import ReplaySummary, replay
 from replay.explain import explain
 from replay.impact import add_impact
+from replay.port_sums import forget_sums
+from replay.rate_arrays import forget as forget_rates
 from replay.residuals import compute_residuals
 from replay.results import ensure_results, open_results
 from replay.victims import fold_victims
@@ -134,6 +136,8 @@ def views_once(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
                         f"SELECT * FROM {main}.link_state_intervals")
             yield
         finally:
+            forget_rates(con)  # the arrays of temp.port_rates go with it
+            forget_sums(con)
             for view in SHADOWED_VIEWS:
                 con.execute(f"DROP TABLE IF EXISTS temp.{view}")
 
@@ -153,8 +157,12 @@ def _materialize_rates(con: duckdb.DuckDBPyConnection, main: str) -> None:
         con.execute(f"CREATE TEMP TABLE port_rates AS "
                     f"SELECT * FROM {main}.port_rates_part(0, {parts})")
         for part in range(1, parts):
-            con.execute(f"INSERT INTO temp.port_rates "
-                        f"SELECT * FROM {main}.port_rates_part({part}, {parts})")
+            # a part's port codes count from 0: shifted past the codes before it (one code a
+            # port across the parts: replay.rate_arrays keys on it)
+            after = con.execute("SELECT coalesce(max(pc) + 1, 0) FROM temp.port_rates"
+                                ).fetchone()[0]
+            con.execute(f"INSERT INTO temp.port_rates SELECT * REPLACE (pc + {after} AS pc) "
+                        f"FROM {main}.port_rates_part({part}, {parts})")
 
 
 def store_incidents(con: duckdb.DuckDBPyConnection, incidents: list[Incident]) -> None:
@@ -191,6 +199,8 @@ def replay_and_diagnose(con: duckdb.DuckDBPyConnection, t_from: When = None,
         with views_once(con):
             summary = replay(con, t_from, t_to, window_s, routing, **parallel)
             compute_residuals(con)  # link_residuals, switch_residuals: the replay's windows
+            forget_rates(con)  # their last reader: the arrays and the port sums go now
+            forget_sums(con)
             incidents = diagnose(con, t_from, t_to)
         store_incidents(con, incidents)
     return summary, incidents

@@ -25,7 +25,11 @@ from datetime import datetime, timedelta
 from importlib import resources
 
 import duckdb
+import numpy as np
+import polars as pl
+import pyarrow as pa
 
+from replay.port_sums import link_pairs, span_of, sums_for
 from replay.results import RESULT_DDL, ensure_results
 
 SQL = (resources.files("replay") / "sql" / "residuals.sql").read_text()
@@ -110,18 +114,57 @@ def compute_residuals(con: duckdb.DuckDBPyConnection, windows: Windows | None = 
         return 0
     fmt = {"window_s": windows.window_s, "n_win": windows.count, "hosts": HOSTS,
            "span_s": (windows.t_to - windows.t_from).total_seconds()}
-    params = {"t_from": windows.t_from, "t_to": windows.t_to}
+    frames = _port_sums(con, windows, fmt)
+    con.complete()  # register refuses to run beside a result left open (a fetchone's)
+    for name, frame in frames.items():
+        con.register(name, frame)
     try:
-        for name in ("port_windows", "port_edges"):
-            con.execute(STATEMENTS[name].format(**fmt), params)
+        con.execute(f"""
+            CREATE OR REPLACE TEMP TABLE _resid_ports AS
+            SELECT c.port, c.device, {_PORT_COLUMNS},
+                least({fmt["window_s"]}, {fmt["span_s"]} - w * {fmt["window_s"]}) AS window_secs,
+                first_t, last_t
+            FROM _resid_ports_frame JOIN _resid_codes c USING (pc)""")
         at = {"t0": windows.t_from, "t_to": windows.t_to, "window_us": windows.window_s * 1e6}
         for name in ("link_residuals", "switch_residuals"):
             sql = STATEMENTS[name].format(**fmt).replace(f"INSERT INTO {name}",
                                                          f"INSERT INTO {schema}.{name}", 1)
             con.execute(sql, at)
     finally:
-        con.execute("DROP TABLE IF EXISTS temp._resid_ports; DROP TABLE IF EXISTS temp._resid_edges")
+        for name in frames:
+            con.unregister(name)
+        con.execute("DROP TABLE IF EXISTS temp._resid_ports")
     return con.execute(f"SELECT count(*) FROM {schema}.link_residuals").fetchone()[0]
+
+
+# _resid_ports' columns after port and device, but window_secs (SQL's, from the window's number)
+_PORT_COLUMNS = ("w, secs, tx_bytes_secs, rx_bytes_secs, tx_packets_secs, rx_packets_secs, reset, "
+                 "samples, sample_s, quantum_s, tx_bytes, rx_bytes, tx_packets, rx_packets, "
+                 "errors, discards, tx_pause")
+
+
+def _port_sums(con: duckdb.DuckDBPyConnection, windows: Windows, fmt: dict) -> dict[str, pa.Table]:
+    """The frames residuals.sql reads, from the analysis' rate arrays (`replay.port_sums`):
+    `_resid_ports_frame` (per port code and window) and `_resid_codes` (the codes' port and
+    device) for `_resid_ports`, `_link_dirs` and `_link_pairs` for link_residuals."""
+    sums = sums_for(con, span_of(windows.t_from, windows.t_to, windows.window_s, windows.count))
+    ports, edges = sums.windows, sums.edges
+    codes = pl.DataFrame({"port": sums.ports, "pc": np.arange(len(sums.ports), dtype=np.int64)})
+    links = pl.DataFrame(con.execute("SELECT link_id, port_a, port_b FROM links").fetchall(),
+                         schema={"link_id": pl.String, "port_a": pl.String, "port_b": pl.String},
+                         orient="row")
+    dirs = pl.concat([links.select("link_id", tx_port="port_a", rx_port="port_b"),
+                      links.select("link_id", tx_port="port_b", rx_port="port_a")]
+                     ).with_row_index("d")
+    ends = dirs.join(codes.rename({"port": "tx_port", "pc": "tx"}), on="tx_port", how="left"
+                     ).join(codes.rename({"port": "rx_port", "pc": "rx"}), on="rx_port",
+                            how="left").sort("d")
+    tx, rx = (ends[c].fill_null(-1).to_numpy() for c in ("tx", "rx"))
+    return {"_resid_codes": pa.table({"pc": pa.array(codes["pc"].to_numpy().astype(np.int32)),
+                                      "port": sums.ports, "device": sums.devices}),
+            "_resid_ports_frame": ports.to_arrow("w"),
+            "_link_dirs": dirs.with_columns(pl.col("d").cast(pl.Int64)).to_arrow(),
+            "_link_pairs": link_pairs(ports, edges, tx, rx, windows.count, len(sums.ports))}
 
 
 def residuals_present(con: duckdb.DuckDBPyConnection) -> bool:

@@ -322,10 +322,16 @@ def test_rates_computed_in_parts_equal_the_view(stores, monkeypatch):
     try:
         view = con.execute("SELECT * FROM port_rates").fetchall()
         assert con.execute("SELECT count(*) FROM samples").fetchone()[0] > 3 * 5_000
+        columns = ", ".join(d[0] for d in con.execute("SELECT * FROM port_rates LIMIT 0").description)
         with inv.views_once(con):
-            parted = con.execute("SELECT * FROM temp.port_rates").fetchall()
+            parted = con.execute(f"SELECT {columns} FROM temp.port_rates").fetchall()
+            # one port code per port across the parts (replay.rate_arrays keys on it)
+            codes = con.execute("SELECT count(DISTINCT pc), count(DISTINCT (device, ifname)), "
+                                "count(DISTINCT (pc, device, ifname)) FROM temp.port_rates"
+                                ).fetchone()
         assert len(parted) == len(view) > 0
         assert sorted(parted, key=str) == sorted(view, key=str)
+        assert codes[0] == codes[1] == codes[2] > 1
     finally:
         con.close()
 

@@ -7,59 +7,11 @@
 -- interval that straddles a window boundary counts in each window for the share of its seconds
 -- that falls there (the cumulative counter interpolated at the boundary), so both ends of a
 -- cable count over the same seconds whatever their sampling phase and cadence; a missing sample
--- widens one interval, a duplicate adds none. `secs`: the seconds the port's intervals cover.
--- name: port_windows
-CREATE OR REPLACE TEMP TABLE _resid_ports AS
-WITH r AS (
-    SELECT device, ifname, ts, interval_s, coalesce(reset, false) AS reset,
-        epoch_us(ts - $t_from) / 1e6 AS t1, epoch_us(ts - $t_from) / 1e6 - interval_s AS t0,
-        tx_bytes_per_s, rx_bytes_per_s, tx_packets_per_s, rx_packets_per_s,
-        coalesce(errors_per_s, 0) AS errors_per_s, coalesce(discards_per_s, 0) AS discards_per_s,
-        coalesce(tx_pause_per_s, 0) AS tx_pause_per_s
-    FROM port_rates
-    WHERE ts > $t_from AND ts - to_microseconds(CAST(interval_s * 1e6 AS BIGINT)) < $t_to
-        AND interval_s > 0
-), first AS (SELECT r.*, floor(t0 / {window_s})::BIGINT AS w0 FROM r),
-split AS (  -- each interval over the windows it overlaps: seconds of overlap `o`. The windows
-    -- are w0 + k for k up to the most any interval spans (a cross join with that few rows:
-    -- a lateral unnest of each interval's range was planned as a hash join on (t0, t1))
-    SELECT f.*, w, least(t1, (w + 1) * {window_s}, {span_s}) - greatest(t0, w * {window_s}, 0) AS o
-    FROM (SELECT f.*, w0 + k AS w FROM first f,
-              range((SELECT coalesce(max(floor(t1 / {window_s})::BIGINT - w0), 0) + 1 FROM first))
-              AS u(k)) f
-    WHERE w >= 0 AND w < {n_win} AND w <= floor(t1 / {window_s})
-)
-SELECT device || ':' || ifname AS port, device, w,
-    -- a read that carried none of the byte and packet counters (only queue or pause paths
-    -- arrived at that time) covers no second of them: its interval is the next read's
-    sum(o) FILTER (WHERE NOT reset AND coalesce(tx_bytes_per_s, rx_bytes_per_s, tx_packets_per_s,
-                                                rx_packets_per_s) IS NOT NULL) AS secs,
-    -- and per counter, the seconds of the rows that carry it: where a read missed one counter
-    -- (its update never arrived) the next read's rate of it spans both intervals, and that
-    -- row's interval (the longest of its counters') counts the other counters' last interval
-    -- again; over their own seconds each counter's sum is a time-weighted mean rate, where
-    -- the port's seconds gave a deficit of the missed interval's share (14% of a 60 s window
-    -- for one 10 s read: writer3 seed 600 w3_039, a healthy bundle, z 55)
-    sum(o) FILTER (WHERE NOT reset AND tx_bytes_per_s IS NOT NULL) AS tx_bytes_secs,
-    sum(o) FILTER (WHERE NOT reset AND rx_bytes_per_s IS NOT NULL) AS rx_bytes_secs,
-    sum(o) FILTER (WHERE NOT reset AND tx_packets_per_s IS NOT NULL) AS tx_packets_secs,
-    sum(o) FILTER (WHERE NOT reset AND rx_packets_per_s IS NOT NULL) AS rx_packets_secs,
-    bool_or(reset) AS reset, count(*) AS samples,
-    median(interval_s) AS sample_s,
-    -- the quantum of the port's timestamps (a scrape stamped in ms, `date -Iseconds` in s): a
-    -- boundary interpolated between reads can be off by that much of the port's traffic
-    CASE WHEN bool_and(epoch_us(ts) % 1000000 = 0) THEN 1.0
-         WHEN bool_and(epoch_us(ts) % 1000 = 0) THEN 1e-3 ELSE 1e-6 END AS quantum_s,
-    sum(tx_bytes_per_s * o) FILTER (WHERE NOT reset) AS tx_bytes,
-    sum(rx_bytes_per_s * o) FILTER (WHERE NOT reset) AS rx_bytes,
-    sum(tx_packets_per_s * o) FILTER (WHERE NOT reset) AS tx_packets,
-    sum(rx_packets_per_s * o) FILTER (WHERE NOT reset) AS rx_packets,
-    sum(errors_per_s * o) AS errors, sum(discards_per_s * o) AS discards,
-    sum(tx_pause_per_s * o) AS tx_pause,
-    least({window_s}, {span_s} - w * {window_s}) AS window_secs,
-    min(t0) AS first_t, max(t1) AS last_t  -- the port's first and last read around the window
-FROM split WHERE o > 0
-GROUP BY ALL;
+-- widens one interval, a duplicate adds none. `secs`: the seconds the port's intervals cover;
+-- `<counter>_secs`: a byte or packet counter's own seconds (its own intervals, port_rates_part's
+-- `<counter>_s`: where a read missed the counter, the next read's rate of it spans both).
+-- Both sums are computed in numpy from the analysis' rate arrays (replay/port_sums.py:
+-- `_resid_ports` and `_resid_edges`, keyed on port codes); the statements below read them.
 
 -- per port and window boundary b (at b x {window_s} s): the port's sent rate over one sample
 -- interval either side of the boundary (each interval counted for the seconds it overlaps).
@@ -70,32 +22,6 @@ GROUP BY ALL;
 -- boundary moves at most a x step, and S x the average's change is (S + a) / 2 x step, so
 -- steps and ramps stay bounded, while a read's own jitter (which the bundle's MAD measures)
 -- weighs half of what it would in one interval's rate.
--- name: port_edges
-CREATE OR REPLACE TEMP TABLE _resid_edges AS
-WITH r AS (
-    SELECT device || ':' || ifname AS port, interval_s,
-        epoch_us(ts - $t_from) / 1e6 AS t1, epoch_us(ts - $t_from) / 1e6 - interval_s AS t0,
-        tx_packets_per_s, tx_bytes_per_s
-    FROM port_rates
-    WHERE ts > $t_from AND ts - to_microseconds(CAST(interval_s * 1e6 AS BIGINT)) < $t_to
-        AND interval_s > 0 AND NOT coalesce(reset, false)
-), s AS (SELECT port, median(interval_s) AS s FROM r GROUP BY port),
-first AS (SELECT r.*, s.s AS s, ceil((t0 - s.s) / {window_s})::BIGINT AS b0 FROM r JOIN s USING (port)),
-o AS (  -- the boundaries b0 + k within a sample interval of each interval (as port_windows)
-    SELECT port, b, tx_packets_per_s, tx_bytes_per_s,
-        least(t1, b * {window_s} + s) - greatest(t0, b * {window_s} - s) AS o
-    FROM (SELECT f.*, b0 + k AS b FROM first f,
-              range((SELECT coalesce(max(floor((t1 + s) / {window_s})::BIGINT - b0), 0) + 1
-                     FROM first)) AS u(k)) f
-    WHERE b >= 0 AND b <= {n_win} AND b <= floor((t1 + s) / {window_s})
-)
-SELECT port, b,
-    sum(tx_packets_per_s * o) / nullif(sum(o) FILTER (WHERE tx_packets_per_s IS NOT NULL), 0)
-        AS packets_per_s,
-    sum(tx_bytes_per_s * o) / nullif(sum(o) FILTER (WHERE tx_bytes_per_s IS NOT NULL), 0)
-        AS bytes_per_s
-FROM o WHERE o > 0
-GROUP BY ALL;
 
 -- per link, direction and window: the sender's tx against the receiver's rx. The deficit is on
 -- packets where both ends count them (bytes differ between vendors by what they count of a
@@ -110,46 +36,33 @@ GROUP BY ALL;
 -- stamped in ms or in s is off by up to that much).
 -- name: link_residuals
 INSERT INTO link_residuals
-WITH dirs AS (
-    SELECT link_id, port_a AS tx_port, port_b AS rx_port FROM links
-    UNION ALL SELECT link_id, port_b, port_a FROM links
-), speed AS (  -- line rate per port where it reports one (bytes/s)
+WITH speed AS (  -- line rate per port where it reports one (bytes/s)
     SELECT device || ':' || ifname AS port, max(value) / 8 AS bytes_per_s FROM samples
     WHERE counter = 'port_speed_bps' AND value > 0 GROUP BY ALL
-), win AS (SELECT range AS w FROM range({n_win})),
-grid AS (SELECT * FROM dirs, win),
-seen AS (SELECT DISTINCT port FROM _resid_ports),
-reads AS (SELECT port, min(first_t) AS first_t, max(last_t) AS last_t FROM _resid_ports GROUP BY port),
-j AS (
+), dirs AS (  -- _link_dirs: each link's two directions, numbered (d)
+    SELECT d, link_id, tx_port, rx_port,
+        least((SELECT bytes_per_s FROM speed WHERE port = tx_port),
+              (SELECT bytes_per_s FROM speed WHERE port = rx_port)) AS line_rate
+    FROM _link_dirs
+), j AS (  -- _link_pairs: per direction and window where an end has rates, both ends' sums
     SELECT g.w, g.link_id, g.tx_port, g.rx_port,
-        s.secs AS s_secs, r.secs AS r_secs, coalesce(s.window_secs, r.window_secs) AS s_window,
-        s.reset OR r.reset AS reset,
-        s.tx_bytes / s.tx_bytes_secs AS sent_bytes, r.rx_bytes / r.rx_bytes_secs AS recv_bytes,
-        s.tx_packets / s.tx_packets_secs AS sent_packets,
-        r.rx_packets / r.rx_packets_secs AS recv_packets,
-        (r.errors + r.discards + s.discards) AS errors, s.tx_pause / s.secs AS sender_pause,
-        s.samples + r.samples AS samples, greatest(s.sample_s, r.sample_s) AS sample_s,
-        g.tx_port IN (SELECT port FROM seen) AS tx_seen,
-        g.rx_port IN (SELECT port FROM seen) AS rx_seen,
-        least((SELECT bytes_per_s FROM speed WHERE port = g.tx_port),
-              (SELECT bytes_per_s FROM speed WHERE port = g.rx_port)) AS line_rate,
-        s.quantum_s + r.quantum_s AS quantum_s,
-        least(g.w * {window_s} - greatest(sf.first_t, rf.first_t),
-              least(sf.last_t, rf.last_t) - g.w * {window_s}
-              - coalesce(s.window_secs, r.window_secs)) AS edge_s,
+        s_secs, r_secs, s_window, s_reset OR r_reset AS reset,
+        s_tx_bytes / s_tx_bytes_secs AS sent_bytes, r_rx_bytes / r_rx_bytes_secs AS recv_bytes,
+        s_tx_packets / s_tx_packets_secs AS sent_packets,
+        r_rx_packets / r_rx_packets_secs AS recv_packets,
+        (r_errors + r_discards + s_discards) AS errors, s_tx_pause / s_secs AS sender_pause,
+        s_samples + r_samples AS samples, greatest(s_sample_s, r_sample_s) AS sample_s,
+        tx_seen, rx_seen, line_rate, s_quantum_s + r_quantum_s AS quantum_s,
+        least(g.w * {window_s} - greatest(sf_first_t, rf_first_t),
+              least(sf_last_t, rf_last_t) - g.w * {window_s} - s_window) AS edge_s,
         abs(e1 - e0) / nullif(cur, 0) AS rate_change
-    FROM (SELECT g.*, coalesce(s.tx_packets / s.tx_packets_secs, s.tx_bytes / s.tx_bytes_secs) AS cur,
-                 coalesce(e0.packets_per_s, e0.bytes_per_s) AS e0,
-                 coalesce(e1.packets_per_s, e1.bytes_per_s) AS e1
-          FROM grid g
-          LEFT JOIN _resid_ports s ON s.port = g.tx_port AND s.w = g.w
-          LEFT JOIN _resid_edges e0 ON e0.port = g.tx_port AND e0.b = g.w
-          LEFT JOIN _resid_edges e1 ON e1.port = g.tx_port AND e1.b = g.w + 1) g
-    LEFT JOIN _resid_ports s ON s.port = g.tx_port AND s.w = g.w
-    LEFT JOIN _resid_ports r ON r.port = g.rx_port AND r.w = g.w
-    LEFT JOIN reads sf ON sf.port = g.tx_port
-    LEFT JOIN reads rf ON rf.port = g.rx_port
-    WHERE g.tx_port IN (SELECT port FROM seen) OR g.rx_port IN (SELECT port FROM seen)
+    FROM (SELECT p.*, d.link_id, d.tx_port, d.rx_port, d.line_rate,
+                 coalesce(s_tx_packets / s_tx_packets_secs, s_tx_bytes / s_tx_bytes_secs) AS cur,
+                 coalesce(e0_packets_per_s, e0_bytes_per_s) AS e0,
+                 coalesce(e1_packets_per_s, e1_bytes_per_s) AS e1,
+                 CASE WHEN s_present OR r_present
+                      THEN least({window_s}, {span_s} - p.w * {window_s}) END AS s_window
+          FROM _link_pairs p JOIN dirs d USING (d)) g
 ), k AS (
     SELECT *, CASE WHEN sent_packets IS NOT NULL AND recv_packets IS NOT NULL THEN 'packets'
                    WHEN sent_bytes IS NOT NULL AND recv_bytes IS NOT NULL THEN 'bytes' END AS basis

@@ -163,15 +163,27 @@ WITH n AS (  -- preferred_metrics' count, per series and counter
         sum(rate) FILTER (WHERE k = 6) AS tx_pause_per_s,
         sum(rate) FILTER (WHERE k = 7) AS discards_per_s,
         sum(rate) FILTER (WHERE k = 8) AS errors_per_s,
-        bool_or(no_delta) AS reset
+        bool_or(no_delta) AS reset,
+        -- each byte and packet counter's own interval: where a read missed one counter, the
+        -- next read's rate of it spans both intervals and `interval_s` (the longest) is its
+        max(interval_s) FILTER (WHERE k = 0) AS rx_bytes_s,
+        max(interval_s) FILTER (WHERE k = 1) AS tx_bytes_s,
+        max(interval_s) FILTER (WHERE k = 2) AS rx_packets_s,
+        max(interval_s) FILTER (WHERE k = 3) AS tx_packets_s
     FROM d GROUP BY pc, ts
 )
+-- after the public columns: the port's code (dense within a part) and the counters' intervals
 SELECT c.device, c.ifname, g.ts, g.interval_s, g.rx_bytes_per_s, g.tx_bytes_per_s,
     g.rx_packets_per_s, g.tx_packets_per_s, g.ecn_marked_per_s, g.rx_pause_per_s,
-    g.tx_pause_per_s, g.discards_per_s, g.errors_per_s, g.reset
+    g.tx_pause_per_s, g.discards_per_s, g.errors_per_s, g.reset, g.pc, g.rx_bytes_s,
+    g.tx_bytes_s, g.rx_packets_s, g.tx_packets_s
 FROM g JOIN codes c USING (pc);
 
-CREATE OR REPLACE VIEW port_rates AS SELECT * FROM port_rates_part(0, 1);
+CREATE OR REPLACE VIEW port_rates AS
+SELECT device, ifname, ts, interval_s, rx_bytes_per_s, tx_bytes_per_s, rx_packets_per_s,
+    tx_packets_per_s, ecn_marked_per_s, rx_pause_per_s, tx_pause_per_s, discards_per_s,
+    errors_per_s, reset
+FROM port_rates_part(0, 1);
 
 -- the latest value of every gauge and state (speed, oper status, queue depth) per port
 CREATE OR REPLACE VIEW port_gauges AS
