@@ -304,8 +304,9 @@ paths: 25/50/75/99 91.5/91.5/130.2/170.8 -> 79.5/103.6/142.5/207.3 us (htsim 87.
 92.0 (twin 91.5 without, 92.1 with; mean |error| per flow against the stepping 8.4% -> 2.4%).
 Whole harness with it (load 5-7): calibration 14/15 (5.5/9.4% -> 5.4/7.7%: perm128 roce_ecmp
 -15.4/-14.6 -> -15.4/-0.5, perm1024 2 MB p99 -9.3 -> +8.3), held-out 12 -> 11/12 (failed2
-roce_ecmp median -21.2%: the table knows only even link speeds), new runs 46 -> 43/48 (waves
-+15.4, poisson load60 +15.5, perm128b_4MB p99 +25.8, failed4 +28.1), and CPU: perm1024 2 MB
+roce_ecmp median -11.3 -> -21.2%; its slowed links are outside the table's even-speed steps),
+new runs 46 -> 43/48 (4.4/7.2 -> 5.1/7.5%; roce_ecmp medians waves +5.7 -> +15.4, poisson
+load60 -3.2 -> +15.5, perm128b_4MB p99 -2.6 -> +25.8: too slow there), and CPU: perm1024 2 MB
 roce 0.06 -> 1.8 s (the engine's incremental refills after departures assume flows leave in
 max-min order; the shares break it), poisson load60 43 -> 179 s: below the >= 20x bar. On the
 twin's own hash draws perm128's median stays 91.5: the -15.4% row is htsim's seed-13 draw
