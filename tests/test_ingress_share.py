@@ -90,3 +90,17 @@ def test_the_twin_follows_the_stepped_queues_on_a_permutation() -> None:
     without, with_share = err(ROCE), err(dataclasses.replace(ROCE, ingress_share=True))
     assert without > 0.06
     assert with_share < 0.04
+
+
+def test_a_flow_at_rate_zero_stalls_no_ingress() -> None:
+    """A flow of the shared ingress held at 0 elsewhere (c fills D alone) sets no pace: b,
+    its neighbour on U, keeps its rate (a pace of 0 stalled a staggered run for good)."""
+    c_bps = 400e9
+    paths = [[0, 3, 5], [1, 3, 6], [2, 4, 5]]
+    rows = [link for p in paths for link in p]
+    cols = [f for f, p in enumerate(paths) for _ in p]
+    inc = Incidence(sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(7, 3)))
+    rates = IngressShare(inc, np.array([0, 0, 0, 1, 1, 2, 2])).rates(
+        np.full(7, c_bps), np.array([0.0, c_bps / 2, c_bps]), np.ones(3, bool))
+    assert rates[1] == pytest.approx(c_bps / 2)
+    assert rates[0] == 0.0

@@ -109,7 +109,9 @@ class IngressShare:
         out = use.copy()
         out[slow] = np.minimum(out[slow], target[slow])
         pace_g = np.full(len(sel), np.inf)
-        np.minimum.at(pace_g, grp.row, out[grp.col])
+        # a flow at rate 0 (held elsewhere, not yet filled) sets no pace: it would stall its
+        # ingress for good
+        np.minimum.at(pace_g, grp.row, np.where(out[grp.col] > 0, out[grp.col], np.inf))
         ing = self.on_ingress[sel[weighted]].tocoo()
         np.minimum.at(out, ing.col, pace_g[weighted][ing.row])
         # the others at those ports grow into what is freed, shared per link among the growers
