@@ -302,13 +302,17 @@ pace, the port's other groups growing into what is freed, one vectorized correct
 paths: 25/50/75/99 91.5/91.5/130.2/170.8 -> 79.5/103.6/142.5/207.3 us (htsim 87.4/108.1/143.4/
 201.9), per-flow correlation 0.94 -> 0.98; on the twin's seed-0 paths the stepping's median is
 92.0 (twin 91.5 without, 92.1 with; mean |error| per flow against the stepping 8.4% -> 2.4%).
-Whole harness with it (load 5-7): calibration 14/15 (5.5/9.4% -> 5.4/7.7%: perm128 roce_ecmp
--15.4/-14.6 -> -15.4/-0.5, perm1024 2 MB p99 -9.3 -> +8.3), held-out 12 -> 11/12 (failed2
-roce_ecmp median -11.3 -> -21.2%; its slowed links are outside the table's even-speed steps),
-new runs 46 -> 43/48 (4.4/7.2 -> 5.1/7.5%; roce_ecmp medians waves +5.7 -> +15.4, poisson
-load60 -3.2 -> +15.5, perm128b_4MB p99 -2.6 -> +25.8: too slow there), and CPU: perm1024 2 MB
-roce 0.06 -> 1.8 s (the engine's incremental refills after departures assume flows leave in
-max-min order; the shares break it), poisson load60 43 -> 179 s: below the >= 20x bar. On the
+Whole harness with it (after dc095cb's fix of a zero pace that stalled or slowed staggered
+runs; load 3-5): calibration 14/15 (5.5/9.4% -> 5.5/9.0%: perm128 roce_ecmp -15.4/-14.6 ->
+-15.4/+3.6, perm1024 2 MB p99 -9.3 -> +8.5), held-out 12 -> 11/12 (4.6/5.2 -> 5.6/5.6%; failed2
+roce_ecmp median -11.3 -> -21.2%; probably its slowed links, outside the even-speed steps),
+new runs 46 -> 44/48 (4.4/7.2 -> 5.4/7.9%; perm128b_4MB roce p99 -2.6 -> +26.7, poisson load60
+median -3.2 -> -16.0), heldout3 30/33 (5.4/7.2 -> 5.5/9.6%; poisson288 roce p99 -30.8 -> -16.5
+gained, shift64 roce -13.7/+1.6 -> +13.8/+88.0 lost), heldout2 once 24 -> 23/27 (6.7/6.8 ->
+7.3/8.1%; perm1024c roce p99 -23.3 -> -4.9, poisson load45 -24.6 -> -7.9, a2a16 -1.8 -> +37.2
+lost). CPU: perm1024 2 MB roce 0.06 -> 1.8-2.1 s (the engine's incremental refills after
+departures assume flows leave in max-min order; the shares break it), waves1024_512KB 7 -> 42
+s, poisson288 26 -> 41 s: below the >= 20x bar. On the
 twin's own hash draws perm128's median stays 91.5: the -15.4% row is htsim's seed-13 draw
 (its medians over 8 seeds 92.2-108.2, median 96.2: the twin -4.9%).
 """
