@@ -25,14 +25,8 @@ import scipy.sparse as sp
 
 from twin.dcqcn import DcqcnFluid
 from twin.hol import HolBlocking
-from twin.maxmin import (
-    Incidence,
-    IngressGroups,
-    down_tiers,
-    max_min_rates,
-    paused_port_fair,
-    port_fair_rates,
-)
+from twin.ingress_share import LosslessSharing
+from twin.maxmin import Incidence, max_min_rates
 from twin.nscc import flow_weights
 from twin.nscc_paths import fabric_caps
 from twin.pfc_loop import LoopCapacity
@@ -331,8 +325,7 @@ class _Run:
         # lossless: the flows a NIC sends are held together when PFC pauses it (one group
         # per sending NIC port)
         self.coupled = _nic_groups(flows) if self.port_fair else None
-        self.groups: IngressGroups | None = None  # of the current incidence, when port fair
-        self.tier_groups: list[IngressGroups] | None = None  # the down tiers', `_paused_fair`
+        self.sharing = LosslessSharing()  # per routing (`twin.ingress_share`), when port fair
         self.events = 0
         self.rates = np.zeros(n)
         self.fair = np.zeros(n)  # per-flow max-min rates (the rates, unless port fair)
@@ -404,19 +397,8 @@ class _Run:
         self.fair = self.fair_x if self.weights is None else self.fair_x * self.weights
         self.rates = self.fair
         if self.port_fair:  # lossless switches share a congested port among its ingress ports
-            if self.groups is None:
-                # at the ports towards hosts, where an incast converges: in the fabric's upper
-                # tiers the per-event cost (a second filling at most events of an ECMP run)
-                # outweighed what it changed
-                to_host = self.link_pos == self.link_pos.max()
-                self.groups = IngressGroups.of(self.inc, self.link_pos, to_host)
-            self.rates = port_fair_rates(self.inc, eff_cap, self.groups, self.active,
-                                         fair=self.fair * 8.0, coupled=self.coupled) / 8.0
-            if self.transport is not None and self.transport.paused_fair:  # and the tiers above
-                self.tier_groups = self.tier_groups or down_tiers(self.inc, self.link_pos)
-                top = self.link_pos == self.link_pos.max()
-                self.rates = paused_port_fair(self.inc, eff_cap, self.rates * 8.0, self.groups,
-                                              self.tier_groups, self.active, top, self.coupled) / 8.0
+            self.rates = self.sharing.rates(self.inc, self.link_pos, eff_cap, self.fair * 8.0,
+                                            self.active, self.coupled, self.transport) / 8.0
         if self.transport is not None and self.transport.window_bdp is not None:
             self.rates, self.qdelay = self.windowed(eff_cap)
         if self.path_caps is not None:  # the lesser binds: NSCC's decreases or the closed form
@@ -590,7 +572,7 @@ class _Run:
             self.departed_rate = None
             self.inc = self.flows.incidence(self.state)
             self.inc_w = None
-            self.groups = self.tier_groups = None
+            self.sharing = LosslessSharing()
             self.hol = None
             self.cap = self.state.link_capacity_bps()
             self.line_rate = self.window = self.explicit = self.own = None

@@ -102,6 +102,11 @@ class Transport:
     # lossless only: PFC's pause/resume loop costs a port fed by few fast ingress ports part of
     # its speed (`twin.pfc_loop`: htsim's XOFF/XON thresholds and wire latency, stepped)
     pause_loop: bool = True
+    # lossless only, opt-in: a congested port fed by an ingress that also carries other flows
+    # shares itself by what each ingress brings, that ingress's flows at one pace
+    # (`twin.ingress_share`: htsim's queue logic stepped; off: it costs perm1024's RoCE run
+    # 0.06 -> 1.8 CPU s, below the >= 20x speed bar)
+    ingress_share: bool = False
     # end-to-end congestion control on top of the above: "dcqcn" (RoCE's rate-based control,
     # `twin.dcqcn`: ECN marks set every flow's rate, stepped in time by the engine); None: none
     # (htsim's RoCE has none: its senders run at line rate, PFC alone holds them back)
