@@ -397,12 +397,22 @@ MECHANISMS = ("transport", *_OFF, "draws")
 # shared-ingress weights of lossless ports (`twin.ingress_share`, WEIGHT18; too slow to keep)
 OPT_IN = tuple(_ON)
 
+
+
+def htsim_fat_tree(hosts: int, tiers: int, gbps: float) -> FabricSpec:
+    """The fabric htsim sizes from `-nodes` (FatTreeTopologyCfg: K-port switches, K^2/2 hosts
+    on 2 tiers, K^3/4 on 3), every link at `-linkspeed`."""
+    k = round((2 * hosts) ** 0.5) if tiers == 2 else round((4 * hosts) ** (1 / 3))
+    if (k * k // 2 if tiers == 2 else k ** 3 // 4) != hosts:
+        raise ValueError(f"htsim builds no {tiers}-tier fat tree of {hosts} hosts")
+    return FabricSpec(hosts=hosts, tiers=tiers, leaf_radix=k, spine_radix=k,
+                      host_speed_gbps=gbps, fabric_speed_gbps=gbps)
+
+
 # the README's topologies: 3-tier 1024 hosts (16 pods x 8 ToRs x 8 hosts, 8 aggs per pod, 64
 # cores) at 100G; 2-tier 128 hosts (16 ToRs x 8 hosts, 8 spines) at 400G; 1 us per hop
-FAT3 = FabricSpec(hosts=1024, tiers=3, leaf_radix=16, spine_radix=16, host_speed_gbps=100,
-                  fabric_speed_gbps=100)
-FAT2 = FabricSpec(hosts=128, tiers=2, leaf_radix=16, spine_radix=16, host_speed_gbps=400,
-                  fabric_speed_gbps=400)
+FAT3 = htsim_fat_tree(1024, 3, 100)
+FAT2 = htsim_fat_tree(128, 2, 400)
 HOP_LATENCY_S = 1e-6
 FAILED_LINK_RATIO = 0.25  # htsim's hard-coded `_failed_link_ratio` for `-failed K`
 

@@ -61,13 +61,15 @@ def incast_senders(n: int, count: int, rng: random.Random, per_tor: int = 0
     return recv, rng.sample([h for h in range(n) if h != recv], count)
 
 
-def disjoint_derangements(n: int, rng: random.Random) -> tuple[list[int], list[int]]:
-    """Two derangements that send no host to the same destination (two waves, no pair shared)."""
-    w1 = derangement(n, rng)
-    while True:
-        w2 = derangement(n, rng)
-        if all(w1[i] != w2[i] for i in range(n)):
-            return w1, w2
+def disjoint_derangements(n: int, rng: random.Random, count: int = 2) -> list[list[int]]:
+    """`count` derangements no two of which send a host to the same destination (waves that
+    share no (src, dst) pair)."""
+    perms: list[list[int]] = []
+    while len(perms) < count:
+        p = derangement(n, rng)
+        if all(all(p[i] != q[i] for i in range(n)) for q in perms):
+            perms.append(p)
+    return perms
 
 
 def permutation(n: int, size: int, start: int, perm: Iterable[int]) -> list[Flow]:

@@ -14,21 +14,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks.htsim_calibration import FAT2, FAT3, Scenario
+from benchmarks.htsim_calibration import FAT2, FAT3, Scenario, htsim_fat_tree
 from benchmarks.htsim_heldout import available_in
-from twin.topology import FabricSpec
 
 REFERENCE = Path(__file__).resolve().parent
 REGIMES = ("roce_ecmp", "uec_oblivious", "uec_reps")
 
-# htsim's default sizing (FatTreeTopologyCfg: K-port switches, K^2/2 hosts on 2 tiers, K^3/4
-# on 3), every link at `-linkspeed`
-FAT2_288 = FabricSpec(hosts=288, tiers=2, leaf_radix=24, spine_radix=24, host_speed_gbps=200,
-                      fabric_speed_gbps=200)
-FAT3_432 = FabricSpec(hosts=432, tiers=3, leaf_radix=12, spine_radix=12, host_speed_gbps=100,
-                      fabric_speed_gbps=100)
-FAT2_32 = FabricSpec(hosts=32, tiers=2, leaf_radix=8, spine_radix=8, host_speed_gbps=400,
-                     fabric_speed_gbps=400)
+# htsim's default sizing from -nodes (htsim_calibration.htsim_fat_tree)
+FAT2_288 = htsim_fat_tree(288, 2, 200)
+FAT3_432 = htsim_fat_tree(432, 3, 100)
+FAT2_32 = htsim_fat_tree(32, 2, 400)
 
 SCENARIOS = {s.name: s for s in (
     Scenario("perm288_1MB_2tier200", "perm288_1MB.cm", FAT2_288),

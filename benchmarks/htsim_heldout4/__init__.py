@@ -17,21 +17,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks.htsim_calibration import FAT3, Scenario
+from benchmarks.htsim_calibration import FAT3, Scenario, htsim_fat_tree
 from benchmarks.htsim_heldout import available_in
-from twin.topology import FabricSpec
 
 REFERENCE = Path(__file__).resolve().parent
 REGIMES = ("roce_ecmp", "uec_oblivious", "uec_reps")
 
-# htsim's default sizing (FatTreeTopologyCfg: K-port switches, K^2/2 hosts on 2 tiers, K^3/4
-# on 3), every link at `-linkspeed`
-FAT2_512 = FabricSpec(hosts=512, tiers=2, leaf_radix=32, spine_radix=32, host_speed_gbps=400,
-                      fabric_speed_gbps=400)
-FAT2_200 = FabricSpec(hosts=200, tiers=2, leaf_radix=20, spine_radix=20, host_speed_gbps=100,
-                      fabric_speed_gbps=100)
-FAT3_250 = FabricSpec(hosts=250, tiers=3, leaf_radix=10, spine_radix=10, host_speed_gbps=200,
-                      fabric_speed_gbps=200)
+# htsim's default sizing from -nodes (htsim_calibration.htsim_fat_tree)
+FAT2_512 = htsim_fat_tree(512, 2, 400)
+FAT2_200 = htsim_fat_tree(200, 2, 100)
+FAT3_250 = htsim_fat_tree(250, 3, 200)
 
 SCENARIOS = {s.name: s for s in (
     Scenario("perm512_512KB_2tier", "perm512_512KB.cm", FAT2_512),

@@ -29,22 +29,12 @@ from benchmarks.htsim_heldout.gen_cm import (  # noqa: E402
     MB,
     Flow,
     derangement,
+    disjoint_derangements,
     incast_senders,
     permutation,
     run,
     write_cm,
 )
-
-
-def disjoint_perms(n: int, count: int, rng: random.Random) -> list[list[int]]:
-    """`count` derangements no two of which send a host to the same destination (so the waves
-    they make share no (src, dst) pair)."""
-    perms: list[list[int]] = []
-    while len(perms) < count:
-        p = derangement(n, rng)
-        if all(all(p[i] != q[i] for i in range(n)) for q in perms):
-            perms.append(p)
-    return perms
 
 
 def concurrent_incasts(n: int, per_tor: int, incasts: int, fan_in: int, rng: random.Random
@@ -112,7 +102,7 @@ def generate(out: Path) -> None:
 
     # two permutations of different sizes overlapping on the 3-tier 250 at 200G: 4 MB at 0, and
     # 512 KB in two waves at 40 and 100 us (three derangements sharing no pair)
-    a, b1, b2 = disjoint_perms(250, 3, random.Random(18610))
+    a, b1, b2 = disjoint_derangements(250, random.Random(18610), 3)
     write_cm(out / "overlap250_4MB_2x512KB.cm", 250,
              permutation(250, 4 * MB, 0, a) + permutation(250, 512 * KB, 40, b1)
              + permutation(250, 512 * KB, 100, b2))
