@@ -129,15 +129,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.scenario}: not a 2-tier scenario of the calibration sets", file=sys.stderr)
         return 2
     ref = args.reference or (REFERENCE if args.scenario in SCENARIOS else NEW_RUNS)
+    state = fabric_state(sc, "ecmp")
     try:
-        flows, s_leaf, d_leaf, uplink = htsim_paths(sc, ref, args.log, fabric_state(sc, "ecmp"))
+        flows, s_leaf, d_leaf, uplink = htsim_paths(sc, ref, args.log, state)
     except ValueError as err:
         print(err, file=sys.stderr)
         return 2
     src, dst, start = flows.src, flows.dst, flows.start
     _, finish, sink = read_htsim_log(args.log)
     cross = s_leaf != d_leaf
-    res = simulate(fabric_state(sc, "ecmp"), flows, hop_latency_s=HOP_LATENCY_S, idle_tail=False,
+    res = simulate(state, flows, hop_latency_s=HOP_LATENCY_S, idle_tail=False,
                    transport=ROCE)
     twin = res.fct * 1e6
     pairs = list(zip(src.tolist(), dst.tolist(), strict=True))

@@ -189,13 +189,13 @@ def order_concurrent(incidents: list[Incident], net: dict[tuple[str, str], float
     for inc in sorted(cong, key=lambda i: -gain[id(i)]):  # the louder ones settled first
         louder = [j for j in cong if j is not inc and gain[id(j)] > gain[id(inc)] > 0
                   and overlap(inc, j)]
-        if louder and min(j.score for j in louder) <= inc.score:
+        below = min((j.score for j in louder), default=None)
+        if below is not None and below <= inc.score:
             top = max(louder, key=lambda j: gain[id(j)])
-            inc.score = round(max(0.0, min(j.score for j in louder) - 1e-3), 6)
+            inc.score = round(max(0.0, below - 1e-3), 6)
             inc.explanation = {**(inc.explanation or {}), "note": (
                 f"ranked below {top.root_id}, congested at the same time: the twin explains "
                 f"{gain[id(top)] / gain[id(inc)]:.0f}x as much of the residual with it")}
-
 
 
 def _model(con: duckdb.DuckDBPyConnection) -> Model | None:

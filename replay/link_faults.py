@@ -417,16 +417,15 @@ def _excess(r: dict, floors: dict[int | None, NoiseFloor]) -> float:
 def _summed_z(rows: list[dict], floors: dict[int | None, NoiseFloor], noise: SpanNoise) -> float:
     """The z of adjacent windows' deficit ratios summed: less each one's median and what read
     timing can move (`_step_bound`), over the noise of a sum of that many windows."""
-    excess = sum(r["deficit_ratio"] - _floor_of(r, floors).median - _step_bound(r) for r in rows)
+    excess = sum(_excess(r, floors) - _step_bound(r) for r in rows)
     return excess / max(noise(r, len(rows)) for r in rows)
 
 
 def _span_z(series: list[dict], first: int, last: int,
-            floors: dict[int | None, NoiseFloor], noise: SpanNoise | None = None) -> float:
+            floors: dict[int | None, NoiseFloor], noise: SpanNoise) -> float:
     """The z of the deficit over windows first-1 .. last+1 (the neighbours where they are
     computable, idle ones included): packets lost over the span against its packets sent, and
-    the noise of a sum of that many windows (`span_noise`; independent windows without it)."""
-    noise = noise or _independent(floors)
+    the noise of a sum of that many windows (`span_noise`)."""
     span = [series[i] for i in range(max(0, first - 1), min(len(series), last + 2))
             if series[i]["status"] in ("ok", "idle") and series[i]["basis"] == series[first]["basis"]]
     basis = series[first]["basis"]
@@ -445,12 +444,11 @@ def _span_z(series: list[dict], first: int, last: int,
 
 
 def _beyond_floor(run: list[dict], floors: dict[int | None, NoiseFloor],
-                  noise: SpanNoise | None = None) -> tuple[float, float]:
+                  noise: SpanNoise) -> tuple[float, float]:
     """(the run's mean deficit ratio, the floor it had to clear): per window, the bundle's
     median, what the read-time offset can do (`_step_bound`) and its share of the noise a sum
     of that many windows needs to reach Z_REAL (`span_noise`, never less than the counters'
-    resolution; independent windows without it)."""
-    noise = noise or _independent(floors)
+    resolution)."""
     deficit = sum(r["deficit_ratio"] for r in run) / len(run)
     need = Z_REAL * max(noise(r, len(run)) for r in run) / len(run)
     floor = sum(_floor_of(r, floors).median + _step_bound(r) for r in run) / len(run) + need
@@ -467,11 +465,11 @@ def loss_score(deficit: float, floor: float) -> float:
 
 def _loss_incident(link: str, tx_port: str, run: list[dict], strength: float,
                    floors: dict[int | None, NoiseFloor],
-                   beyond: tuple[float, float] | None = None) -> Incident:
-    """`beyond`: (deficit, floor) of a lasting deficit (`_lasting`), else the run's."""
+                   beyond: tuple[float, float]) -> Incident:
+    """`beyond`: (deficit, floor) the run cleared (`_beyond_floor`, or `_lasting`'s)."""
     worst = max(run, key=lambda r: r["deficit_ratio"])
     floor = _floor_of(worst, floors)
-    deficit, needed = beyond or _beyond_floor(run, floors)
+    deficit, needed = beyond
     errors = sum(r["errors_per_s"] or 0.0 for r in run) / len(run)
     evidence = [{"tx_port": tx_port, "rx_port": r["rx_port"], "window_start": _iso(r["window_start"]),
                  "window_end": _iso(r["window_end"]), "basis": r["basis"],

@@ -214,11 +214,12 @@ def port_edges(ra: RateArrays, span: Span) -> Sums:
     return out
 
 
-# the _resid_ports columns link_residuals reads of each end: the sender's (s_), the receiver's (r_)
+# the _resid_ports columns link_residuals reads of each end in the window: the sender's (s_),
+# the receiver's (r_); their first_t / last_t come from the span's reads (sf_, rf_)
 SENDER = ("secs", "reset", "tx_bytes", "tx_bytes_secs", "tx_packets", "tx_packets_secs",
-          "discards", "tx_pause", "samples", "sample_s", "quantum_s", "first_t", "last_t")
+          "discards", "tx_pause", "samples", "sample_s", "quantum_s")
 RECEIVER = ("secs", "reset", "rx_bytes", "rx_bytes_secs", "rx_packets", "rx_packets_secs",
-            "errors", "discards", "samples", "sample_s", "quantum_s", "first_t", "last_t")
+            "errors", "discards", "samples", "sample_s", "quantum_s")
 
 
 def link_pairs(ports: Sums, edges: Sums, tx: np.ndarray, rx: np.ndarray, n_win: int,
@@ -256,8 +257,7 @@ def link_pairs(ports: Sums, edges: Sums, tx: np.ndarray, rx: np.ndarray, n_win: 
     for prefix, at, names in (("s_", s_at, SENDER), ("r_", r_at, RECEIVER)):
         cols[prefix + "present"] = pa.array(at >= 0)
         for name in names:
-            if name not in ("first_t", "last_t"):
-                cols[prefix + name] = gather(ports, at, name)
+            cols[prefix + name] = gather(ports, at, name)
     for prefix, p in (("sf_", t), ("rf_", r)):  # the end's reads over the whole span
         ok = seen[p]
         cols[prefix + "first_t"] = pa.array(first[p], mask=~ok)
@@ -294,9 +294,7 @@ _KEPT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 def keep_sums(con: duckdb.DuckDBPyConnection, span: Span) -> None:
     """Compute the span's sums now, from the connection's rate arrays, and keep them for
     `sums_for` (the replay, before it lets the arrays go: 0.3 GB kept instead of 0.85)."""
-    ra = rate_arrays(con)
-    _KEPT[con] = PortSums(span, port_windows(ra, span), port_edges(ra, span), ra.ports,
-                          ra.devices)
+    _KEPT[con] = _compute(con, span)
 
 
 def sums_for(con: duckdb.DuckDBPyConnection, span: Span) -> PortSums:
@@ -304,6 +302,10 @@ def sums_for(con: duckdb.DuckDBPyConnection, span: Span) -> PortSums:
     kept = _KEPT.get(con)
     if kept is not None and kept.span == span:
         return kept
+    return _compute(con, span)
+
+
+def _compute(con: duckdb.DuckDBPyConnection, span: Span) -> PortSums:
     ra = rate_arrays(con)
     return PortSums(span, port_windows(ra, span), port_edges(ra, span), ra.ports, ra.devices)
 

@@ -24,7 +24,6 @@ per flow agrees with the stepping (correlation 0.998); what this adds to the twi
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from twin.maxmin import (
     Incidence,
@@ -69,10 +68,8 @@ class IngressShare:
     def __init__(self, inc: Incidence, link_pos: np.ndarray) -> None:
         self.inc = inc
         self.groups = IngressGroups.of(inc, link_pos, link_pos > 0)
-        a = sp.csr_matrix(inc.explicit())
-        a.sum_duplicates()
-        self.on_link = (a > 0).astype(float).tocsr()
-        self.csc = self.on_link.tocsc()
+        self.csc = (inc.explicit_csc() > 0).astype(float)
+        self.on_link = self.csc.tocsr()
         # per group, the flows of its ingress link (groups x flows)
         self.on_ingress = self.on_link[self.groups.ingress].tocsr()
 

@@ -94,8 +94,8 @@ def sprayed_rate_caps(w: np.ndarray, links: np.ndarray, start: np.ndarray, wire_
                  np.asarray(rtt_s, float), np.asarray(nic_bps, float) / 8,
                  np.asarray(capacity_bps, float) / 8, np.asarray(nominal_bps, float) / 8,
                  packet_bytes, queue_packets, window_bdp, p)
-    share = np.zeros(len(w)) if recycle_share is None else np.asarray(recycle_share, float)
-    return run.rates(nack_decrease, share)
+    return run.rates(nack_decrease,
+                     None if recycle_share is None else np.asarray(recycle_share, float))
 
 
 class _Paths:

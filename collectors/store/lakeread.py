@@ -102,7 +102,7 @@ def _lake_views(con: duckdb.DuckDBPyConnection, ddl: str, readers: dict[str, str
     present: dict[str, set[str]] = {t: set() for t in readers}
     union = " UNION ALL ".join(f"SELECT {quote(t)}, column_name FROM (DESCRIBE SELECT * FROM {r})"
                                for t, r in readers.items())
-    for table, name in con.execute(union).fetchall() if readers else ():
+    for table, name in con.execute(union).fetchall():
         present[table].add(name)
     statements = []
     for table, reader in readers.items():
