@@ -351,8 +351,9 @@ REFERENCE = REPO.parent / "shared" / "reference" / "htsim"
 # available() in this module's form, with htsim's wall times in runs.json; held out, always
 NEW_RUNS = REPO / "benchmarks" / "htsim_heldout"
 # the blind sets, in the same form, scored with `--new-runs DIR`: htsim_heldout2, htsim_heldout3
-# (each scored once, docstring above), htsim_heldout4 (BLIND18's 12 scenarios, not scored yet:
-# its score.sh scores a checkout on it, once, into a file)
+# (each scored once, docstring above), htsim_heldout4 (BLIND18's 12 scenarios) and
+# htsim_heldout5 (BLIND5's 12), not scored yet: each one's score.sh scores a checkout on it,
+# once, into a file
 
 CALIBRATION = ("perm1024_2MB", "perm1024_8MB", "incast16_2MB", "perm128_2MB_2tier",
                "mix_perm1024_incast16_2MB")

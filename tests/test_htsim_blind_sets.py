@@ -1,4 +1,5 @@
-"""The blind held-out htsim sets (benchmarks/htsim_heldout2, htsim_heldout3, htsim_heldout4):
+"""The blind held-out htsim sets (benchmarks/htsim_heldout2, htsim_heldout3, htsim_heldout4,
+htsim_heldout5):
 each set's .cm files come out of its gen_cm byte for byte, every run of every scenario is there
 with one CSV row per .cm flow, the calibration harness reads it as a new-runs folder, and the
 twin's fabric of each scenario is the one htsim sizes from `-nodes`."""
@@ -15,7 +16,7 @@ from benchmarks.htsim_calibration import REPO, htsim_fct_us, new_runs
 from benchmarks.htsim_heldout.convert import read_cm
 from twin.topology import build
 
-SETS = ("htsim_heldout2", "htsim_heldout3", "htsim_heldout4")
+SETS = ("htsim_heldout2", "htsim_heldout3", "htsim_heldout4", "htsim_heldout5")
 
 
 @pytest.fixture(params=SETS)
@@ -62,18 +63,17 @@ def test_the_twins_fabrics_are_htsims(blind):
         assert re.match(rf"Nodes {spec.hosts}\n", text), sc.name
 
 
-SCORE = REPO / "benchmarks" / "htsim_heldout4" / "score.sh"
-
-
-def test_score_sh_overwrites_nothing_and_wants_a_checkout(tmp_path):
+@pytest.mark.parametrize("name", ("htsim_heldout4", "htsim_heldout5"))
+def test_score_sh_overwrites_nothing_and_wants_a_checkout(name, tmp_path):
+    score = REPO / "benchmarks" / name / "score.sh"
     out = tmp_path / "kept.txt"
     out.write_text("the lead's\n")
     # an unknown scenario too: were the guard broken, the script stops there (exit 2), before
     # any twin run on the blind set
-    run = subprocess.run([str(SCORE), str(REPO), str(out), "no_such_scenario"], capture_output=True,
+    run = subprocess.run([str(score), str(REPO), str(out), "no_such_scenario"], capture_output=True,
                          text=True, timeout=60)
     assert run.returncode == 1 and "not overwritten" in run.stderr
     assert out.read_text() == "the lead's\n"
-    run = subprocess.run([str(SCORE), str(tmp_path)], capture_output=True, text=True, timeout=60)
+    run = subprocess.run([str(score), str(tmp_path)], capture_output=True, text=True, timeout=60)
     assert run.returncode == 2 and "not a fabtwin checkout" in run.stderr
     assert [p.name for p in tmp_path.iterdir()] == ["kept.txt"]
