@@ -335,8 +335,15 @@ stepping's on the same paths: perm200 4.3 / 6.1 us, perm128 1.7 / 2.1, perm1024_
 flows back up less than a paused ingress's worth). Rows (all sets, UEC rows bit for bit
 unchanged): calibration 14 -> 15 of 15 (5.5/9.4% -> 5.3/9.4%; perm128 roce_ecmp median -15.4 ->
 -13.3), held-out 12/12 (4.6/5.2 -> 4.3/5.0%; failed2 -11.3 -> -5.7), new runs 46/48 (4.4/7.2 ->
-4.6/7.2%; mix_perm128_incast8 +0.5 -> +11.5, perm128b failed1 -5.2 -> +1.6); heldout2, heldout3,
-heldout4: see the ROCE18 report (figures below when merged).
+4.6/7.2%; mix_perm128_incast8 +0.5 -> +11.5, perm128b failed1 -5.2 -> +1.6); htsim_heldout2
+24/27 (6.7/6.8 -> 7.3/6.8%: perm128c failed2 +2.0 -> +13.0, failed3 -3.2 -> +6.5, waves +4.2 ->
++9.2, poisson load45 -1.9 -> -0.0), htsim_heldout3 30/33 (5.4/7.2 -> 4.8/7.2%: shift64 -13.7 ->
++1.4, perm288 -7.8 -> -1.2, poisson288 +2.2 -> +9.5), htsim_heldout4 (seen) 26 -> 29 of 36
+(9.1/8.5 -> 7.9/8.5%: perm512_512KB -16.2 -> -3.6, perm200 failed1 -15.7 -> -10.6,
+mix_perm_incast12 failed1 -29.8 -> -0.3, perm1024_mix10pc +11.5 (was -0.1); overlap250 -23.3 ->
+-18.3 and ring128's p99 +45.7 still missed). CPU: RoCE rows 1.1-2.6x (one pricing per
+completion event; perm1024_2MB 0.09 -> 0.23 s at load 6-8); process_speed --no-htsim roce_ecmp
+--repeat 3 at one load (6.3): 0e623ac 1.36 CPU s, this 1.38.
 """
 
 from __future__ import annotations
