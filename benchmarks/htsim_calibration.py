@@ -315,6 +315,35 @@ departures assume flows leave in max-min order; the shares break it), waves1024_
 s, poisson288 26 -> 41 s: below the >= 20x bar. On the
 twin's own hash draws perm128's median stays 91.5: the -15.4% row is htsim's seed-13 draw
 (its medians over 8 seeds 92.2-108.2, median 96.2: the twin -4.9%).
+ROCE18 (2026-12-02, load 5-9; built after heldout4 was scored at 0e623ac, so heldout4 is a
+seen set here): + the last ACK's wait in the paused queues of its way back (`ackwait`,
+twin/ack_wait.py; inputs: htsim_roce's XOFF / XON, packet and wire, through
+`twin.pfc_loop.paused_ingress`; nothing fitted). htsim's FCT is the last ACK back at the
+sender; its ACKs (one per packet) are hashed to paths of their own and queue in the switches'
+FIFOs behind the data PFC backs up. htsim's queue logic stepped with ACKs
+(`benchmarks/htsim_pfc_steps.step(..., rpaths=)`) on htsim's own perm128 paths, ACK paths
+included (the patch's new ACKPATH lines): 25/50/75/99 87.6/106.3/143.1/197.9 us against
+htsim's 87.4/108.1/143.4/201.9 (without ACKs, data + the hops back: 74.9/104.4/139.3/193.9),
+per-flow correlation 0.998. On the twin's seed-0 paths the stepping with ACKs gives htsim's
+quantiles where the twin's level sat low: heldout4's perm512_512KB median 35.3 (htsim 35.3,
+the twin 29.6), mix_perm_incast12 failed1 126.4 (131.4 / 92.2), perm200 failed1 369.6
+(396.4 / 334.1). The last ACK waits nothing at the median but 1.8-8 us on average (p90 9-18
+us at 100G, at the receiver's paused NIC and its ToR's uplink): the flows it delays sit on the
+twin's collision levels, so the medians move. The twin's mean wait per flow against the
+stepping's on the same paths: perm200 4.3 / 6.1 us, perm128 1.7 / 2.1, perm1024_512KB 6.7 /
+8.4, perm1024b_256KB 4.7 / 4.0 (without the cap by what a flow has left to deliver, 6.6: short
+flows back up less than a paused ingress's worth). Rows (all sets, UEC rows bit for bit
+unchanged): calibration 14 -> 15 of 15 (5.5/9.4% -> 5.3/9.4%; perm128 roce_ecmp median -15.4 ->
+-13.3), held-out 12/12 (4.6/5.2 -> 4.3/5.0%; failed2 -11.3 -> -5.7), new runs 46/48 (4.4/7.2 ->
+4.6/7.2%; mix_perm128_incast8 +0.5 -> +11.5, perm128b failed1 -5.2 -> +1.6); htsim_heldout2
+24/27 (6.7/6.8 -> 7.3/6.8%: perm128c failed2 +2.0 -> +13.0, failed3 -3.2 -> +6.5, waves +4.2 ->
++9.2, poisson load45 -1.9 -> -0.0), htsim_heldout3 30/33 (5.4/7.2 -> 4.8/7.2%: shift64 -13.7 ->
++1.4, perm288 -7.8 -> -1.2, poisson288 +2.2 -> +9.5), htsim_heldout4 (seen) 26 -> 29 of 36
+(9.1/8.5 -> 7.9/8.5%: perm512_512KB -16.2 -> -3.6, perm200 failed1 -15.7 -> -10.6,
+mix_perm_incast12 failed1 -29.8 -> -0.3, perm1024_mix10pc +11.5 (was -0.1); overlap250 -23.3 ->
+-18.3 and ring128's p99 +45.7 still missed). CPU: RoCE rows 1.1-2.6x (one pricing per
+completion event; perm1024_2MB 0.09 -> 0.23 s at load 6-8); process_speed --no-htsim roce_ecmp
+--repeat 3 at one load (6.3): 0e623ac 1.36 CPU s, this 1.38.
 """
 
 from __future__ import annotations
@@ -384,11 +413,12 @@ MEDIAN_BAR, P99_BAR = 0.15, 0.25
 # speed (`twin.pfc_loop`; inputs: htsim_roce's XOFF/XON thresholds, packet size, 1 us wires)
 # reps: UEC's `ar` as REPS over the same window and queue model, entropies recycled on
 # unmarked ACKs (`twin.reps`; only where `paths` applies: a fabric with a slowed link)
+# ackwait: a lossless flow's last ACK waits in the paused queues of its way back (`twin.ack_wait`)
 # `--without NAME` / `--with NAME`: the Transport field each switch sets, and to what
 _OFF = {"window": ("window_bdp", None), "trim": ("trimming", False), "pfc": ("lossless", False),
         "hash": ("paths", 0), "incast": ("incast_windows", False), "paths": ("path_windows", False),
         "paced": ("paced", False), "hol": ("hol_blocking", False), "paused": ("paused_fair", False),
-        "loop": ("pause_loop", False), "reps": ("reps", False)}
+        "loop": ("pause_loop", False), "reps": ("reps", False), "ackwait": ("ack_wait", False)}
 _ON = {"paths_everywhere": ("path_windows_everywhere", True), "share": ("ingress_share", True)}
 # transport: no Transport at all; draws: ECMP on the twin's one hash draw (seed 0) instead of
 # the pool over draws (`twin.hash_draws`)

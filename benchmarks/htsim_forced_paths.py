@@ -10,7 +10,10 @@ reference's seed-13 FCTs come out identical):
 once per (switch, flow) for data packets, and
     SINKLAST Roce_<src>_<dst> at <us>
 when a flow's last data packet reaches its receiver (the data part of the FCT; the rest is the
-last ACK's way back).
+last ACK's way back), and
+    ACKPATH flow <cm id> sw Switch_LowerPod_<tor> choice <j> of <n> via ...LS<tor>->US<spine>(0)
+once per (switch, flow) for ACKs (ROCE18: the spine each flow's ACKs take back,
+`htsim_ack_paths`; perm128's seed-13 FCTs unchanged with it).
 
 For a 2-tier scenario (leaf -> spine -> leaf: the ToR's choice is the whole path) this reads
 each flow's spine, gives each flow an ECMP entropy that the twin's hash sends to that spine,
@@ -57,6 +60,7 @@ from twin.workload import read_connection_matrix  # noqa: E402
 _PATH = re.compile(r"^PATH flow (\d+) sw Switch_LowerPod_(\d+) .*LS\d+->US(\d+)\(")
 _FINISHED = re.compile(r"^Flow Roce_(\d+)_(\d+) .*?finished at (\S+)")
 _SINK = re.compile(r"^SINKLAST Roce_(\d+)_(\d+) at (\S+)")
+_ACKPATH = re.compile(r"^ACKPATH flow (\d+) sw Switch_LowerPod_(\d+) .*LS\d+->US(\d+)\(")
 
 
 def read_htsim_log(path: Path) -> tuple[dict[int, int], dict[tuple[int, int], float],
@@ -115,6 +119,28 @@ def htsim_paths(sc: Scenario, ref: Path, log: Path, state: FabricState
     entropy = np.where(cross, entropies_for(state, s_leaf, d_leaf, uplink), 0)
     flows = Flows(src, dst, size, np.floor(start * 1e6 + 1e-6) * 1e-6, entropy=entropy)
     return flows, s_leaf, d_leaf, uplink
+
+
+def htsim_ack_paths(sc: Scenario, ref: Path, log: Path, state: FabricState) -> Flows | None:
+    """The flows' ACKs (receiver to sender) with entropies that send each on the spine its
+    receiver's ToR hashed it to in htsim's `log` (ACKPATH lines); None if the log has none."""
+    spine: dict[int, int] = {}
+    with open(log) as fh:
+        for line in fh:
+            if m := _ACKPATH.match(line):
+                spine[int(m.group(1))] = int(m.group(3))
+    if not spine:
+        return None
+    src, dst, start, size = read_connection_matrix(ref / sc.cm)
+    f = state.fabric
+    index, _ = _leaf_rows(f)
+    row = np.full(f.n_nodes, -1, dtype=np.int64)
+    row[list(index)] = list(index.values())
+    s_leaf, d_leaf = row[f.ep_leaf[dst]], row[f.ep_leaf[src]]  # the ACK's way
+    ids = np.arange(1, len(src) + 1)
+    uplink = np.array([spine.get(int(i), 0) for i in ids])
+    entropy = np.where(s_leaf != d_leaf, entropies_for(state, s_leaf, d_leaf, uplink), 0)
+    return Flows(dst, src, size, np.floor(start * 1e6 + 1e-6) * 1e-6, entropy=entropy)
 
 
 def main(argv: list[str] | None = None) -> int:

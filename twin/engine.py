@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from twin.ack_wait import AckWait, acks_of
 from twin.dcqcn import DcqcnFluid
 from twin.hol import HolBlocking
 from twin.ingress_share import LosslessSharing
@@ -342,6 +343,10 @@ class _Run:
         # stepped every `DcqcnParams.step_s`, in place of max-min
         self.cc = _dcqcn_state(self.state, self.inc, self.cap, transport)
         self.hol: HolBlocking | None = None
+        # lossless, greedy senders: the last ACK's wait on its way back, priced per completion
+        self.ack_wait = self.port_fair and self.cc is None and getattr(transport, "ack_wait", False)
+        self.ackw: AckWait | None = None
+        self.done_ack = np.zeros(n)  # the last ACK's wait, per finished flow (s)
         self.eff_cap = self.cap
         self.loop = LoopCapacity()  # PFC's pause loop per lossless port (`twin.pfc_loop`)
 
@@ -353,6 +358,16 @@ class _Run:
         if self.hol is None:
             self.hol = HolBlocking(self.inc.explicit(), self.link_pos)
         return self.hol
+
+    def ack_waits(self, done: np.ndarray) -> np.ndarray:
+        """The last ACK's wait (s) of the flows `done` (a mask), finishing now, on the state of
+        the interval they finished in (`twin.ack_wait`): the flows finishing with them back up
+        nothing, their last packets are out."""
+        if self.ackw is None:
+            self.ackw = AckWait(self.inc, acks_of(self.flows).incidence(self.state), self.link_pos,
+                                np.repeat(self.state.fabric.cable_gbps, 2).astype(float))
+        return self.ackw.waits(np.flatnonzero(done), self.load, self.eff_cap, self.active & ~done,
+                               self.remaining)
 
     def push(self, event: Event) -> None:
         self.seq += 1
@@ -553,6 +568,8 @@ class _Run:
                 self.done_qdelay[idx] = np.maximum(worst_path_delay(
                     self.explicit, idx, np.where(slowed, self.link_qdelay, 0.0), self.link_pos),
                     self.qdelay[idx])
+            if self.ack_wait and done.any():
+                self.done_ack[done] = self.ack_waits(done)
             self.remaining[done] = 0.0
             self.active &= ~done
             # what `_after_departures` needs: the departed flows' per-flow max-min rates
@@ -574,6 +591,7 @@ class _Run:
             self.inc_w = None
             self.sharing = LosslessSharing()
             self.hol = None
+            self.ackw = None
             self.cap = self.state.link_capacity_bps()
             self.line_rate = self.window = self.explicit = self.own = None
 
@@ -675,7 +693,8 @@ def simulate(
     if idle_tail:
         run.sampler.idle_until(until, run.link_bytes, run.totals)
     # the last packet also waits in the queues on its path (window-based transports)
-    finish = run.finish + latency + run.done_qdelay
+    # and, lossless, the last ACK in the paused queues of its way back
+    finish = run.finish + latency + run.done_qdelay + run.done_ack
     times, link_bytes_at, counters = run.sampler.arrays()
     return Result(finish, flows.start.astype(float), flows.size.astype(float), run.link_bytes,
                   times, link_bytes_at, run.events, counters)

@@ -107,6 +107,10 @@ class Transport:
     # (`twin.ingress_share`: htsim's queue logic stepped; off: it costs perm1024's RoCE run
     # 0.06 -> 1.8 CPU s, below the >= 20x speed bar)
     ingress_share: bool = False
+    # lossless only: the last ACK waits in the paused FIFOs of its way back (`twin.ack_wait`:
+    # at each switch port before a held flow's first bottleneck, a paused ingress's packets per
+    # ingress it backs up, over what the port carries; at the receiver's NIC, half a pause)
+    ack_wait: bool = True
     # end-to-end congestion control on top of the above: "dcqcn" (RoCE's rate-based control,
     # `twin.dcqcn`: ECN marks set every flow's rate, stepped in time by the engine); None: none
     # (htsim's RoCE has none: its senders run at line rate, PFC alone holds them back)
