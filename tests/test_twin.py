@@ -313,8 +313,10 @@ def test_refilling_after_departures_equals_a_full_recompute(monkeypatch, fabric6
                np.zeros(n))
     fast = simulate(FabricState(f, mode=["ecmp"], seed=4), fl, transport=transport)
     monkeypatch.setattr(engine, "_after_departures",
-                        lambda inc, cap, active, rates, departed, coupled=None, hol=None:
-                        max_min_rates(inc, cap, active=active, coupled=coupled, hol=hol) / 8.0)
+                        lambda inc, cap, active, rates, departed, coupled=None, hol=None,
+                        flow_cap=None:
+                        max_min_rates(inc, cap, flow_cap, active=active, coupled=coupled,
+                                      hol=hol) / 8.0)
     slow = simulate(FabricState(f, mode=["ecmp"], seed=4), fl, transport=transport)
     assert fast.events == slow.events > 20
     assert fast.finish == pytest.approx(slow.finish, rel=1e-9)
@@ -390,3 +392,32 @@ def test_simulate_leaves_the_callers_state_unchanged(fabric64):
     again = simulate(st, Flows(src, dst, np.full(8, 10e6), np.zeros(8)), changes=changes,
                      convergence_s=1e-4)
     assert np.array_equal(again.finish, res.finish)  # a second run starts from the same state
+
+
+def test_refilling_after_departures_keeps_nscc_ceilings(monkeypatch, fabric64):
+    """UEC over a leaf uplink slowed to 25% at every leaf: NSCC's path caps are ceilings in the
+    filling (`twin.nscc_paths`); the refill after departures gives what a full recompute with
+    the same ceilings gives."""
+    import twin.engine as engine
+    from twin.queueing import UEC
+
+    rng = np.random.default_rng(12)
+    n = 64
+    fl = Flows(np.arange(n), rng.permutation(n), rng.uniform(2e5, 2e6, n), np.zeros(n))
+
+    def state():
+        st = FabricState(fabric64, mode=["spray"], seed=4)
+        for leaf in sorted(fabric64.leaf_up_cables):
+            st.cable_gbps[fabric64.leaf_up_cables[leaf][:1]] *= 0.25
+        st.nic_notices()
+        return st
+
+    fast = simulate(state(), fl, transport=UEC, hop_latency_s=1e-6, idle_tail=False)
+    monkeypatch.setattr(engine, "_after_departures",
+                        lambda inc, cap, active, rates, departed, coupled=None, hol=None,
+                        flow_cap=None:
+                        max_min_rates(inc, cap, flow_cap, active=active, coupled=coupled,
+                                      hol=hol) / 8.0)
+    slow = simulate(state(), fl, transport=UEC, hop_latency_s=1e-6, idle_tail=False)
+    assert fast.events == slow.events > 20
+    assert fast.finish == pytest.approx(slow.finish, rel=1e-6)

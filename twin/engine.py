@@ -149,22 +149,24 @@ class Result:
 
 def _after_departures(inc: Incidence, cap: np.ndarray, active: np.ndarray, rates: np.ndarray,
                       departed: float, coupled: np.ndarray | None = None,
-                      hol: HolBlocking | None = None) -> np.ndarray:
+                      hol: HolBlocking | None = None, flow_cap: np.ndarray | None = None
+                      ) -> np.ndarray:
     """Max-min rates after flows of rate >= `departed` (bytes/s) left, nothing else changing.
 
     Progressive filling reaches every level below `departed` without the departed flows (they
     were still rising there and crossed no link that saturated), so the flows slower than them
     keep their rates; only the others are refilled, in the capacity the slow ones leave.
-    This is what makes ECMP runs, with their many completion times, cheap.
+    This is what makes ECMP runs, with their many completion times, cheap. A flow at its own
+    ceiling (`flow_cap`, bits/s) below `departed` stays there too.
     """
     keep = active & (rates < departed * (1 - 1e-9))
     if not keep.any():
-        return max_min_rates(inc, cap, active=active, coupled=coupled, hol=hol) / 8.0
+        return max_min_rates(inc, cap, flow_cap, active=active, coupled=coupled, hol=hol) / 8.0
     redo = active & ~keep
     if not redo.any():
         return np.where(keep, rates, 0.0)
     left = np.maximum(cap - inc.link_load(np.where(keep, rates, 0.0)) * 8.0, 0.0)
-    new = max_min_rates(inc, left, active=redo, coupled=coupled, hol=hol) / 8.0
+    new = max_min_rates(inc, left, flow_cap, active=redo, coupled=coupled, hol=hol) / 8.0
     return np.where(keep, rates, new)
 
 
@@ -334,8 +336,10 @@ class _Run:
         # weights, `fair` = weight x level (`fair_x`); None: every weight one
         self.weights = self._incast_weights(flows, transport, hop_latency_s)
         self.inc_w: Incidence | None = None  # the incidence with each flow's column x its weight
-        # UEC's window over sprayed paths of uneven speed caps each flow (`twin.nscc_paths`)
-        self.path_caps = self._path_caps(flows, transport, hop_latency_s) if path_windows else None
+        # UEC's window over sprayed paths of uneven speed caps each flow (`twin.nscc_paths`),
+        # and that model's wait of each flow's last packet on its slowest path (s, NaN: none)
+        modelled = self._path_caps(flows, transport, hop_latency_s) if path_windows else None
+        self.path_caps, self.last_delay = modelled if modelled is not None else (None, None)
         self.fair_x = np.zeros(n)
         self.load = np.zeros(f.n_links)
         self.departed_rate: float | None = None  # lowest rate of the flows that just completed
@@ -402,12 +406,19 @@ class _Run:
             self.rates = self.fair = self.cc.delivered(self.inc, eff_cap / 8.0, self.active)
             self.load = self.inc.link_load(self.rates)
             return eff_cap
+        # NSCC's caps over sprayed paths (`twin.nscc_paths`) are each flow's own ceiling in the
+        # filling, so that what a capped flow leaves of a shared port goes to the others (an
+        # incast's senders over a slowed spine: capped after the max-min, 12 senders left 13%
+        # of their receiver's port idle); bits/s per unit weight
+        ceiling = None
+        if self.path_caps is not None:
+            ceiling = self.path_caps * 8.0 / (1.0 if self.weights is None else self.weights)
         if self.departed_rate is not None and not self.storming:
             self.fair_x = _after_departures(self.weighted(), eff_cap, self.active, self.fair_x,
-                                            self.departed_rate, self.coupled, self.holb())
+                                            self.departed_rate, self.coupled, self.holb(), ceiling)
         else:  # bytes/s (per unit weight); head-of-line blocking only for lossless transports,
             # which carry no NSCC weights
-            self.fair_x = max_min_rates(self.weighted(), eff_cap, active=self.active,
+            self.fair_x = max_min_rates(self.weighted(), eff_cap, ceiling, active=self.active,
                                         coupled=self.coupled, hol=self.holb()) / 8.0
         self.fair = self.fair_x if self.weights is None else self.fair_x * self.weights
         self.rates = self.fair
@@ -436,11 +447,12 @@ class _Run:
                             self.state.seed)
 
     def _path_caps(self, flows: Flows | Transfers, transport: Transport | None,
-                   hop_latency_s: float) -> np.ndarray | None:
+                   hop_latency_s: float) -> tuple[np.ndarray, np.ndarray] | None:
         """Per-flow rate caps (bytes/s) of UEC's window over obliviously sprayed paths on a
         fabric with a slowed link (`twin.nscc_paths`), for a transport that models them
         (`Transport.path_windows`), computed once on the fabric at the start (with the link
-        changes due by then: a scenario's slowed links are faults at t = 0); None otherwise."""
+        changes due by then: a scenario's slowed links are faults at t = 0), and each flow's
+        last-packet wait in that model; None otherwise."""
         st = self.state.copy()
         for t, _, event in self.pending:
             if isinstance(event, LinkChange) and t <= self.now:
@@ -565,9 +577,16 @@ class _Run:
                 # packet meets
                 f = self.state.fabric
                 slowed = np.repeat(self.state.cable_gbps < f.cable_gbps, 2)
-                self.done_qdelay[idx] = np.maximum(worst_path_delay(
-                    self.explicit, idx, np.where(slowed, self.link_qdelay, 0.0), self.link_pos),
-                    self.qdelay[idx])
+                slowest = worst_path_delay(
+                    self.explicit, idx, np.where(slowed, self.link_qdelay, 0.0), self.link_pos)
+                if self.last_delay is not None:
+                    # where `twin.nscc_paths` follows the flow's hashed paths (oblivious or
+                    # REPS, which sprays its fresh draws there too), the wait its queues give:
+                    # a port behind a trimming one is fed only what passes, so the full queue
+                    # of a slowed uplink is not waited again at the slowed downlink after it
+                    known = self.last_delay[idx]
+                    slowest = np.where(np.isfinite(known), known, slowest)
+                self.done_qdelay[idx] = np.maximum(slowest, self.qdelay[idx])
             if self.ack_wait and done.any():
                 self.done_ack[done] = self.ack_waits(done)
             self.remaining[done] = 0.0
