@@ -312,7 +312,7 @@ def test_refilling_after_departures_equals_a_full_recompute(monkeypatch, fabric6
     fl = Flows(rng.integers(0, 64, n), rng.integers(0, 64, n), rng.uniform(1e5, 5e6, n),
                np.zeros(n))
     fast = simulate(FabricState(f, mode=["ecmp"], seed=4), fl, transport=transport)
-    monkeypatch.setattr(engine, "_after_departures",
+    monkeypatch.setattr(engine, "refill_after_departures",
                         lambda inc, cap, active, rates, departed, coupled=None, hol=None,
                         flow_cap=None:
                         max_min_rates(inc, cap, flow_cap, active=active, coupled=coupled,
@@ -413,7 +413,7 @@ def test_refilling_after_departures_keeps_nscc_ceilings(monkeypatch, fabric64):
         return st
 
     fast = simulate(state(), fl, transport=UEC, hop_latency_s=1e-6, idle_tail=False)
-    monkeypatch.setattr(engine, "_after_departures",
+    monkeypatch.setattr(engine, "refill_after_departures",
                         lambda inc, cap, active, rates, departed, coupled=None, hol=None,
                         flow_cap=None:
                         max_min_rates(inc, cap, flow_cap, active=active, coupled=coupled,

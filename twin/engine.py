@@ -27,7 +27,7 @@ from twin.ack_wait import AckWait, acks_of
 from twin.dcqcn import DcqcnFluid
 from twin.hol import HolBlocking
 from twin.ingress_share import LosslessSharing
-from twin.maxmin import Incidence, max_min_rates
+from twin.maxmin import Incidence, max_min_rates, refill_after_departures
 from twin.nscc import flow_weights
 from twin.nscc_paths import fabric_caps
 from twin.pfc_loop import LoopCapacity
@@ -145,29 +145,6 @@ class Result:
     def fct(self) -> np.ndarray:
         """Flow completion times, seconds."""
         return self.finish - self.start
-
-
-def _after_departures(inc: Incidence, cap: np.ndarray, active: np.ndarray, rates: np.ndarray,
-                      departed: float, coupled: np.ndarray | None = None,
-                      hol: HolBlocking | None = None, flow_cap: np.ndarray | None = None
-                      ) -> np.ndarray:
-    """Max-min rates after flows of rate >= `departed` (bytes/s) left, nothing else changing.
-
-    Progressive filling reaches every level below `departed` without the departed flows (they
-    were still rising there and crossed no link that saturated), so the flows slower than them
-    keep their rates; only the others are refilled, in the capacity the slow ones leave.
-    This is what makes ECMP runs, with their many completion times, cheap. A flow at its own
-    ceiling (`flow_cap`, bits/s) below `departed` stays there too.
-    """
-    keep = active & (rates < departed * (1 - 1e-9))
-    if not keep.any():
-        return max_min_rates(inc, cap, flow_cap, active=active, coupled=coupled, hol=hol) / 8.0
-    redo = active & ~keep
-    if not redo.any():
-        return np.where(keep, rates, 0.0)
-    left = np.maximum(cap - inc.link_load(np.where(keep, rates, 0.0)) * 8.0, 0.0)
-    new = max_min_rates(inc, left, flow_cap, active=redo, coupled=coupled, hol=hol) / 8.0
-    return np.where(keep, rates, new)
 
 
 def _nic_groups(flows: Flows | Transfers) -> np.ndarray:
@@ -414,8 +391,9 @@ class _Run:
         if self.path_caps is not None:
             ceiling = self.path_caps * 8.0 / (1.0 if self.weights is None else self.weights)
         if self.departed_rate is not None and not self.storming:
-            self.fair_x = _after_departures(self.weighted(), eff_cap, self.active, self.fair_x,
-                                            self.departed_rate, self.coupled, self.holb(), ceiling)
+            self.fair_x = refill_after_departures(
+                self.weighted(), eff_cap, self.active, self.fair_x, self.departed_rate,
+                self.coupled, self.holb(), ceiling)
         else:  # bytes/s (per unit weight); head-of-line blocking only for lossless transports,
             # which carry no NSCC weights
             self.fair_x = max_min_rates(self.weighted(), eff_cap, ceiling, active=self.active,
@@ -591,7 +569,7 @@ class _Run:
                 self.done_ack[done] = self.ack_waits(done)
             self.remaining[done] = 0.0
             self.active &= ~done
-            # what `_after_departures` needs: the departed flows' per-flow max-min rates
+            # what `refill_after_departures` needs: the departed flows' per-flow max-min rates
             self.departed_rate = float(self.fair_x[done].min()) if done.any() else None
             self.rates = np.where(done, 0.0, self.rates)
             self.fair = np.where(done, 0.0, self.fair)

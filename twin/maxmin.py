@@ -437,3 +437,26 @@ def down_tiers(inc: Incidence, link_pos: np.ndarray) -> list[IngressGroups]:
     in an incast)."""
     top = int(link_pos.max())
     return [IngressGroups.of(inc, link_pos, link_pos == pos) for pos in range(top - 1, top // 2, -1)]
+
+
+def refill_after_departures(inc: Incidence, cap: np.ndarray, active: np.ndarray,
+                            rates: np.ndarray, departed: float,
+                            coupled: np.ndarray | None = None, hol: Victims | None = None,
+                            flow_cap: np.ndarray | None = None) -> np.ndarray:
+    """Max-min rates after flows of rate >= `departed` (bytes/s) left, nothing else changing.
+
+    Progressive filling reaches every level below `departed` without the departed flows (they
+    were still rising there and crossed no link that saturated), so the flows slower than them
+    keep their rates; only the others are refilled, in the capacity the slow ones leave.
+    This is what makes ECMP runs, with their many completion times, cheap. A flow at its own
+    ceiling (`flow_cap`, bits/s) below `departed` stays there too.
+    """
+    keep = active & (rates < departed * (1 - 1e-9))
+    if not keep.any():
+        return max_min_rates(inc, cap, flow_cap, active=active, coupled=coupled, hol=hol) / 8.0
+    redo = active & ~keep
+    if not redo.any():
+        return np.where(keep, rates, 0.0)
+    left = np.maximum(cap - inc.link_load(np.where(keep, rates, 0.0)) * 8.0, 0.0)
+    new = max_min_rates(inc, left, flow_cap, active=redo, coupled=coupled, hol=hol) / 8.0
+    return np.where(keep, rates, new)
