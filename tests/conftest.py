@@ -20,6 +20,28 @@ REPO = Path(__file__).resolve().parents[1]
 REAL_SAMPLES = REPO.parent / "shared" / "real-samples"
 
 
+# `-n auto` (pyproject's addopts) starts one pytest-xdist worker per CPU this process may run on,
+# at most this many
+MAX_WORKERS = 2
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """How many workers `-n auto` starts: none (the tests run in this process) when the command
+    line names tests of one file only (`pytest tests/test_x.py[::test_y]`: starting workers
+    would cost more than the file's tests gain), else one per CPU in this process's affinity
+    mask, at most MAX_WORKERS (none on one CPU). xdist's own count would be the physical cores (with psutil
+    installed), one on a 2-vCPU machine with hyperthreads. PYTEST_XDIST_AUTO_NUM_WORKERS, when
+    set, is xdist's to read; `-n N` on the command line bypasses this hook."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    named = {Path(config.invocation_params.dir, arg.split("::")[0]).resolve()
+             for arg in config.args}
+    if len(named) == 1 and next(iter(named)).is_file():
+        return 0
+    workers = min(MAX_WORKERS, len(os.sched_getaffinity(0)))
+    return workers if workers > 1 else 0  # one worker would only add its start to one CPU
+
+
 def run_parser(path: Path, rel: str | None = None, manifest: Manifest | None = None,
                parser: Parser | None = None, sink: Sink | None = None) -> tuple[Parser | None, Sink]:
     """Recognize `path` by content (unless `parser` is given) and parse it into a bufferless Sink.

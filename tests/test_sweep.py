@@ -150,8 +150,11 @@ def test_cli_sweep_prints_the_ranking_and_json(tmp_path):
     assert math.isclose(first["impact"], first["jobs"][0]["slowdown"])
 
 
-def test_cli_sweep_progress_on_stderr_and_quiet(tmp_path):
-    p = _write(tmp_path, 'fail = "each_spine_link"\nat_ms = 1\n')
+def test_cli_sweep_progress_on_stderr_and_quiet(tmp_path, monkeypatch):
+    # named relative to its folder: the progress line is cut at 80 columns, and tmp_path's
+    # length varies (an xdist worker's is 10 characters longer)
+    monkeypatch.chdir(tmp_path)
+    p = _write(tmp_path, 'fail = "each_spine_link"\nat_ms = 1\n').relative_to(tmp_path)
     shown = CliRunner().invoke(main, ["sweep", str(p), "--workers", "1", "--json"],
                                env={"FORCE_COLOR": "1"})  # stderr as a terminal would be
     assert shown.exit_code == 0 and f"sweep {p}" in shown.stderr

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 from textual.widgets import TextArea
@@ -161,3 +163,17 @@ def test_checks_screen(snap_compare, checked_copy, size):
 @SIZES
 def test_help_screen(snap_compare, store_copy, size):
     assert snap_compare(FabtwinApp(str(store_copy)), terminal_size=size, press=["question_mark"])
+
+
+def test_every_stored_snapshot_belongs_to_a_test_here():
+    """What syrupy checks at the end of a serial run (an unused snapshot fails the session) and
+    skips under pytest-xdist, the suite's default: a picture left behind by a renamed or removed
+    test, or a size no longer taken, is an error."""
+    taken = set()
+    for name, test in globals().items():
+        if name.startswith("test_") and "snap_compare" in inspect.signature(test).parameters:
+            ids = [i for mark in getattr(test, "pytestmark", []) if mark.name == "parametrize"
+                   for i in mark.kwargs.get("ids", [])]
+            taken |= {f"{name}[{i}]" for i in ids} if ids else {name}
+    stored = {p.stem for p in (Path(__file__).parent / "__snapshots__" / Path(__file__).stem).glob("*.svg")}
+    assert taken and stored == taken, (sorted(stored - taken), sorted(taken - stored))
