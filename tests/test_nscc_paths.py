@@ -204,3 +204,26 @@ def test_capped_senders_leave_their_share_of_a_port_to_the_others():
     fct = _slowed_run(senders, np.full(12, 60), 1e6)
     through_us = 12 * 1e6 * UEC.wire_factor * 8 / 100e9 * 1e6  # 975 us at the port's speed
     assert fct.max() < 1.05 * through_us
+
+
+def test_reps_last_wait_is_priced_on_the_shares_its_bytes_went_out_on(monkeypatch):
+    """REPS moves each flow's shares after a step's ACKs; the last packets' wait of a flow
+    finishing in that step is priced on the shares its bytes were sent on, so no path has
+    delivered more than was offered to it (on the moved shares, the old call, a path could
+    deliver more than it was offered and one it had left show no wait)."""
+    import twin.nscc_paths as nscc_paths
+
+    excess: list[float] = []
+    priced = nscc_paths._Paths._last_wait
+
+    def spy(self, done, x, w, sent, delivered, d_path):
+        idx = np.flatnonzero(done)
+        cols = (idx[:, None] * self.n_paths + np.arange(self.n_paths)[None, :]).ravel()
+        offered = sent[self.flow_of[cols]] * w[cols]
+        excess.append(float((delivered[cols] - offered).max() / max(sent.max(), 1.0)))
+        return priced(self, done, x, w, sent, delivered, d_path)
+
+    monkeypatch.setattr(nscc_paths._Paths, "_last_wait", spy)
+    _caps(4, recycle_share=0.25)
+    assert len(excess) > 10
+    assert max(excess) <= 1e-9

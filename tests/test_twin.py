@@ -421,3 +421,35 @@ def test_refilling_after_departures_keeps_nscc_ceilings(monkeypatch, fabric64):
     slow = simulate(state(), fl, transport=UEC, hop_latency_s=1e-6, idle_tail=False)
     assert fast.events == slow.events > 20
     assert fast.finish == pytest.approx(slow.finish, rel=1e-6)
+
+
+def test_a_link_restored_later_ends_the_sprayed_paths_last_packet_waits(monkeypatch, fabric64):
+    """`twin.nscc_paths` models the fabric a run starts on (a leaf uplink slowed to 25% at
+    every leaf); once a slowed cable is restored mid-run, flows finishing after it no longer
+    take that model's last-packet waits (the old engine kept them to the end)."""
+    import twin.engine as engine
+    from twin.queueing import UEC
+
+    rng = np.random.default_rng(12)
+    n = 64
+    fl = Flows(np.arange(n), rng.permutation(n), rng.uniform(2e5, 2e6, n), np.zeros(n))
+    st = FabricState(fabric64, mode=["spray"], seed=4)
+    slowed = [fabric64.leaf_up_cables[leaf][0] for leaf in sorted(fabric64.leaf_up_cables)]
+    st.cable_gbps[slowed] *= 0.25
+    st.nic_notices()
+    seen: list[tuple[bool, bool]] = []
+    apply = engine._Run.apply
+
+    def spy(self, event):
+        before = self.last_delay is not None
+        apply(self, event)
+        if isinstance(event, LinkChange):
+            seen.append((before, self.last_delay is not None))
+
+    monkeypatch.setattr(engine._Run, "apply", spy)
+    full = float(fabric64.cable_gbps[slowed[0]])
+    res = simulate(st, fl, [LinkChange(5e-6, c, full) for c in slowed], transport=UEC,
+                   hop_latency_s=1e-6, idle_tail=False)
+    assert np.isfinite(res.finish).all()
+    # (the run that times the flows alone has no path model: its changes are (False, False))
+    assert (True, False) in seen and not any(after for _, after in seen)

@@ -317,6 +317,7 @@ class _Run:
         # and that model's wait of each flow's last packet on its slowest path (s, NaN: none)
         modelled = self._path_caps(flows, transport, hop_latency_s) if path_windows else None
         self.path_caps, self.last_delay = modelled if modelled is not None else (None, None)
+        self.paths_t = self.now  # a later link change leaves that model's waits behind
         self.fair_x = np.zeros(n)
         self.load = np.zeros(f.n_links)
         self.departed_rate: float | None = None  # lowest rate of the flows that just completed
@@ -596,6 +597,8 @@ class _Run:
         if isinstance(event, StormEdge):
             (self.storming.add if event.on else self.storming.discard)(event.link)
         elif isinstance(event, LinkChange):
+            if self.now > self.paths_t:  # `twin.nscc_paths` modelled the start's fabric
+                self.last_delay = None
             self.state.cable_gbps[event.cable] = event.gbps
             self.state.cable_loss[event.cable] = event.loss
             # each mechanism learns of this change on its own clock: the control plane after

@@ -186,6 +186,7 @@ class _Paths:
             sent = np.minimum(x * self.dt, rem)
             b = sent[self.flow_of] * w  # bytes per (flow, path) this step
             offered = b.copy() if reps else b
+            w_sent = w  # the shares this step's bytes went out on (REPS moves `w` below)
             d_path, unmarked_frac = self._network(b)
             if reps:  # the next sends' paths: the entropies of unmarked ACKs, else random
                 kept = np.divide(b, offered, out=np.ones_like(b), where=offered > 0) * unmarked_frac
@@ -198,7 +199,7 @@ class _Paths:
             done = act & (rem <= 1.0)
             finish[done] = t
             if done.any():
-                self.last_delay[done] = self._last_wait(done, x, w, sent, b, d_path)
+                self.last_delay[done] = self._last_wait(done, x, w_sent, sent, b, d_path)
             # NSCC's reaction to this step's ACKs (per path: its delay and marks) and NACKs
             hi = d_path >= self.target
             marked_b = b * (1 - unmarked_frac)
