@@ -70,10 +70,10 @@ class AckWait:
         self.g_coo = self.groups.incidence.tocoo()
         self.reverse = reverse
         self.on_link = sp.csr_matrix((np.ones(len(a.row)), (a.row, a.col)), shape=a.shape)
-        speeds = np.unique(nominal_gbps[nominal_gbps > 0])
-        table = {float(g): paused_ingress(float(g), loop) for g in speeds}
-        self.held = np.array([table.get(float(g), (0.0, 0.0))[0] for g in nominal_gbps])
-        self.swing = np.array([table.get(float(g), (0.0, 0.0))[1] for g in nominal_gbps])
+        # one stepping per link speed, indexed per link (a dead link: nothing held)
+        speeds, of_link = np.unique(nominal_gbps, return_inverse=True)
+        table = np.array([paused_ingress(float(g), loop) if g > 0 else (0.0, 0.0) for g in speeds])
+        self.held, self.swing = table[of_link, 0], table[of_link, 1]
 
     def link_waits(self, load: np.ndarray, capacity: np.ndarray, active: np.ndarray,
                    remaining: np.ndarray) -> np.ndarray:
