@@ -102,3 +102,16 @@ def test_same_seed_same_bytes_and_every_case_listed(tmp_path):
     assert set(KINDS) | set(HARD) | {"healthy"} <= set(CYCLE)
     with pytest.raises(FileExistsError):  # never writes into a directory it did not create
         write_bundle(tmp_path / "a", 5, "short_flap", small=True)
+
+
+@pytest.mark.parametrize("seed", [11012, 11031])
+def test_a_hashing_pod_spine_is_labelled_only_with_an_uneven_split(seed):
+    """Seeds whose first hash of the pod spine's few crossing flows came out even (2 and 2 on
+    its 2 uplinks, 1.00 / 1.00: no imbalance any counter could show) are hashed again until
+    the labelled spine's busiest uplink carries UNEVEN times its idlest."""
+    from benchmarks.writer2.scenario import UNEVEN, _uplink_skew, draw
+
+    sc = draw(seed, "upper_imbalance")
+    (fault,) = sc.faults
+    assert fault["hard_case"] == "upper_imbalance"
+    assert _uplink_skew(sc, fault["root_cause"]["id"]) >= UNEVEN
