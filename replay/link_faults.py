@@ -15,6 +15,7 @@ residual, a link that negotiated a lower speed than its peers, flaps shorter tha
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from datetime import datetime
@@ -54,13 +55,13 @@ def ensure_residuals(con: duckdb.DuckDBPyConnection) -> None:
 _COLUMNS = """window_start, window_end, link_id, tx_port, rx_port, sent_packets_per_s,
                received_packets_per_s, sent_bytes_per_s, received_bytes_per_s, deficit_ratio,
                deficit_packets_per_s, basis, sample_s, rate_change, granularity, errors_per_s,
-               sender_pause_per_s, status, {edge}"""
+               sender_pause_per_s, status, {edge}, {step}"""
 
 
-def _direction_rows(con: duckdb.DuckDBPyConnection, key: tuple[str, str], edge: str,
+def _direction_rows(con: duckdb.DuckDBPyConnection, key: tuple[str, str], cols: str,
                    share: float) -> list[dict]:
-    """One link direction's residual rows in time order, with its `timing_share`."""
-    rows = rows_of(con, f"""SELECT {_COLUMNS.format(edge=edge)} FROM link_residuals
+    """One link direction's residual rows (`cols`) in time order, with its `timing_share`."""
+    rows = rows_of(con, f"""SELECT {cols} FROM link_residuals
                           WHERE link_id = ? AND tx_port = ? ORDER BY window_start""", list(key))
     return [{**r, "timing_share": share} for r in rows]
 
@@ -75,6 +76,7 @@ def find_silent_loss(con: duckdb.DuckDBPyConnection) -> list[Incident]:
     # a store whose residuals predate `edge_s` (read-only: not recomputed) trusts no edge window
     has = {d[0] for d in con.execute("SELECT * FROM link_residuals LIMIT 0").description}
     edge = "edge_s" if "edge_s" in has else "NULL AS edge_s"
+    cols = _COLUMNS.format(edge=edge, step="rate_step" if "rate_step" in has else "NULL AS rate_step")
     # only the directions with a window that could stand Z_RUN above its floor are read (each
     # whole, in order): the rows of the 256-switch hour (1.4M) read into dicts and walked one by
     # one cost tens of seconds of CPU, and few of them come near a floor
@@ -84,7 +86,7 @@ def find_silent_loss(con: duckdb.DuckDBPyConnection) -> list[Incident]:
                 "SELECT * FROM shares", {"median": params.pop("median")})
     rows = rows_of(con, f"""
         WITH {_SHARES_READ}, suspect AS ({_SUSPECT_BODY})
-        SELECT {_COLUMNS.format(edge=edge)}, share AS timing_share
+        SELECT {cols}, share AS timing_share
         FROM link_residuals JOIN shares USING (link_id, tx_port)
         SEMI JOIN suspect USING (link_id, tx_port)
         ORDER BY link_id, tx_port, window_start""", params)
@@ -101,8 +103,12 @@ def find_silent_loss(con: duckdb.DuckDBPyConnection) -> list[Incident]:
                 found[link] = _loss_incident(link, tx_port, run, strength, floors,
                                              _beyond_floor(run, floors, noise))
                 runs[link] = run
-    for (link, tx_port), rows, strength, beyond in _lasting(con, by_dir, floors, edge):
-        if link not in found or _beyond_run(runs[link], rows, floors):
+    for (link, tx_port), rows, strength, beyond in _lasting(con, by_dir, floors, edge, cols):
+        # a run found in the link replaced only by a loss that goes on beyond it; both of a
+        # cable's directions lasting: the stronger (project seed 16008 crashed here)
+        if (link not in found
+                or (link in runs and _beyond_run(runs[link], rows, floors))
+                or (link not in runs and strength > found[link].evidence[0]["evidence_z"])):
             found[link] = _loss_incident(link, tx_port, rows, strength, floors, beyond)
     con.execute("DROP TABLE IF EXISTS temp._link_shares")
     return list(found.values())
@@ -131,7 +137,7 @@ def _inside(series: list[dict], k: int, good: list[bool]) -> bool:
 
 
 def _lasting(con: duckdb.DuckDBPyConnection, by_dir: dict[tuple[str, str], list[dict]],
-             floors: dict[int | None, NoiseFloor], edge: str):
+             floors: dict[int | None, NoiseFloor], edge: str, cols: str):
     """((link, tx port), windows, strength, (deficit, floor)) of each direction whose deficit
     over all its computable windows stands Z_REAL beyond what the same bundle's other
     directions show, though no window may stand out on its own: a loss of a few percent,
@@ -172,7 +178,7 @@ def _lasting(con: duckdb.DuckDBPyConnection, by_dir: dict[tuple[str, str], list[
         z = (u - centre) / spread
         if z >= Z_REAL and share >= LASTING_SHARE:
             # a lasting loss has no window above Z_RUN: its rows were not read with the suspects'
-            series = by_dir[key] if key in by_dir else _direction_rows(con, key, edge, t_share)
+            series = by_dir[key] if key in by_dir else _direction_rows(con, key, cols, t_share)
             good = [r["status"] in ("ok", "idle") for r in series]
             rows = [r for k, r in enumerate(series) if r["status"] == "ok" and r["basis"] == basis
                     and r["deficit_ratio"] is not None and _inside(series, k, good)]
@@ -417,8 +423,32 @@ def _excess(r: dict, floors: dict[int | None, NoiseFloor]) -> float:
 def _summed_z(rows: list[dict], floors: dict[int | None, NoiseFloor], noise: SpanNoise) -> float:
     """The z of adjacent windows' deficit ratios summed: less each one's median and what read
     timing can move (`_step_bound`), over the noise of a sum of that many windows."""
-    excess = sum(_excess(r, floors) - _step_bound(r) for r in rows)
+    excess = sum(_excess(r, floors) for r in rows) - _span_timing(rows) * len(rows)
     return excess / max(noise(r, len(rows)) for r in rows)
+
+
+def _span_timing(rows: list[dict]) -> float:
+    """What read timing can move in the deficit ratio of adjacent windows taken together (the
+    rows of one direction, consecutive, of one basis): ends read an offset apart disagree over
+    a span by that offset times the rate's change between the span's two ends, and adjacent
+    windows share a boundary's rate, so their signed steps (`rate_step`) telescope: a rate
+    that rises in one window and falls back in the next moves nothing over the two. Never more
+    than the windows' own bounds summed (`_step_bound`, weighted by their traffic), which is
+    what windows that are not adjacent (a window left out between them) or a store whose
+    residuals predate `rate_step` get."""
+    basis = rows[0]["basis"]
+    sent = [r[f"sent_{basis}_per_s"] or 0.0 for r in rows]
+    total = sum(sent)
+    if total <= 0:
+        return 0.0
+    summed = sum(_step_bound(r) * s for r, s in zip(rows, sent, strict=True)) / total
+    adjacent = all(a["window_end"] == b["window_start"] for a, b in itertools.pairwise(rows))
+    if not adjacent or any(r.get("rate_step") is None for r in rows):
+        return summed
+    # a window's _step_bound without its change: the offset's share of the window, at most
+    offset = max(_step_bound({**r, "rate_change": 1.0}) for r in rows)
+    steps = abs(sum(r["rate_step"] * s for r, s in zip(rows, sent, strict=True))) / total
+    return min(summed, offset * steps)
 
 
 def _span_z(series: list[dict], first: int, last: int,
@@ -435,9 +465,8 @@ def _span_z(series: list[dict], first: int, last: int,
         return 0.0
     f = _floor_of(series[first], floors)
     sigma = max(noise(r, len(span)) for r in span)
-    # what read timing can move over the span: at most the sum of its windows' (the rate's
-    # change between the span's ends telescopes through them), each weighted by its traffic
-    timing = sum(_step_bound(r) * (r[f"sent_{basis}_per_s"] or 0.0) for r in span) / sent
+    # what read timing can move over the span: the rate's change between the span's ends
+    timing = _span_timing(span)
     # windows are equally long: the span's ratio is the ratio of summed rates, times the
     # windows the sum of their ratios
     return ((sent - got) / sent - f.median - timing) * len(span) / sigma

@@ -102,8 +102,10 @@ def compute_residuals(con: duckdb.DuckDBPyConnection, windows: Windows | None = 
 
     if schema == "main":
         ensure_results(con)
-        # a store whose link_residuals predates `edge_s`: the column added, the rows replaced
-        con.execute("ALTER TABLE main.link_residuals ADD COLUMN IF NOT EXISTS edge_s DOUBLE")
+        # a store whose link_residuals predates `edge_s` or `rate_step`: the columns added (in
+        # the order of the table's DDL), the rows replaced
+        for column in ("edge_s", "rate_step"):
+            con.execute(f"ALTER TABLE main.link_residuals ADD COLUMN IF NOT EXISTS {column} DOUBLE")
     else:  # the tables' own DDL, as temp tables (a read-only or older store may lack them)
         for ddl in _residual_ddl():
             con.execute(ddl.replace("CREATE TABLE IF NOT EXISTS", "CREATE TEMP TABLE IF NOT EXISTS"))

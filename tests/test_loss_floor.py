@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import json
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import duckdb
@@ -23,7 +24,7 @@ from collectors.formats.gnmi import cumulus_notification, write_json
 from collectors.formats.lldp import LldpNeighbor, write_lldp_json0
 from collectors.formats.prom import write_exposition
 from replay.investigate import ingest_alone, views_once
-from replay.link_faults import find_silent_loss, loss_score
+from replay.link_faults import _span_timing, find_silent_loss, loss_score
 
 NS = 1_000_000_000
 T0 = 1_796_007_600  # 2026-11-30T03:00:00Z
@@ -289,3 +290,61 @@ def test_the_same_steps_and_skew_without_loss_are_no_incident(tmp_path):
                                                      (2.5, 0.6, 0.7), (30.0, 0.9, 0.9)])
 def test_the_score_follows_how_far_beyond_the_floor(ratio, low, high):
     assert low <= loss_score(ratio * 1e-4, 1e-4) <= high
+
+
+def _window(minute: int, step: float | None, sent: float = 1e6) -> dict:
+    """A residual row of a 60 s window read every 15 s, the two ends up to a whole interval
+    apart (timing_share 1), its rate stepping by `step` of itself between its boundaries."""
+    start = datetime(2026, 10, 24, 15, minute)
+    return {"window_start": start, "window_end": start + timedelta(seconds=60),
+            "basis": "packets", "sent_packets_per_s": sent, "sample_s": 15.0,
+            "rate_change": None if step is None else abs(step), "rate_step": step,
+            "timing_share": 1.0}
+
+
+def test_read_timing_over_adjacent_windows_is_the_rate_change_between_their_ends():
+    """Counters are cumulative: ends read an offset apart disagree over adjacent windows by the
+    offset times the rate's change between the first window's start and the last one's end,
+    the inner boundaries cancel. A rate up 2.1% in one window and down 2.5% in the next moves
+    almost nothing over the two (writer2 seed 13026's silent loss: 1.8% in its window, the
+    neighbours' summed bounds, 0.5% each, took it under Z_REAL)."""
+    up_down = [_window(1, 0.021), _window(2, -0.025), _window(3, 0.006)]
+    assert _span_timing(up_down) == pytest.approx(15 / 60 * 0.002 / 3)
+    ramp = [_window(1, 0.02), _window(2, 0.02)]  # a ramp's steps add up: each window's bound
+    assert _span_timing(ramp) == pytest.approx(15 / 60 * 0.02)
+    # a window left out between them, or residuals without rate_step: each window's bound
+    gap = [_window(1, 0.021), _window(3, -0.025)]
+    assert _span_timing(gap) == pytest.approx(15 / 60 * 0.046 / 2)
+    old = [{**r, "rate_step": None} for r in up_down]
+    assert _span_timing(old) == pytest.approx(15 / 60 * 0.052 / 3)
+
+
+def test_a_loss_in_one_window_between_rate_steps_that_cancel_is_found(tmp_path):
+    """writer2 seed 13026: a 1.9% silent loss for 56 s on a host's cable (NIC to leaf), 1.8% in
+    its one window (z 9), the windows either side stepping up and back down 2%: the span test
+    allowed each neighbour its own read-timing bound and the loss fell to z 6.4 (no incident);
+    over the span the steps cancel."""
+    from benchmarks.writer2 import write_bundle
+    from replay.investigate import investigate
+
+    labels = write_bundle(tmp_path / "b", 13026, "silent_loss")
+    (fault,) = labels["faults"]
+    incs = investigate(tmp_path / "b", tmp_path / "s.duckdb")["incidents"]
+    assert incs and (incs[0]["kind"], incs[0]["root_cause"]["id"]) == (
+        "link_degraded", fault["root_cause"]["id"])
+
+
+def test_a_cable_losing_in_both_directions_window_after_window_is_one_incident(tmp_path):
+    """The project's seed 16008 (accuracy.py's b008): both directions of a leaf-spine cable
+    short of what was sent over all their windows; the second direction's lasting loss looked
+    up a run that only the first had found, and investigate crashed (KeyError)."""
+    from benchmarks.accuracy import draw
+    from replay.investigate import investigate
+    from twin.synth import generate
+
+    toml, _kinds = draw(np.random.default_rng(16008), 8)
+    (tmp_path / "s.toml").write_text(toml)
+    generate(tmp_path / "s.toml", tmp_path / "b", seed=16008)
+    (fault,) = json.loads((tmp_path / "b" / "labels.json").read_text())["faults"]
+    incs = investigate(tmp_path / "b", tmp_path / "s.duckdb")["incidents"]
+    assert (incs[0]["kind"], incs[0]["root_cause"]["id"]) == ("link_degraded", fault["root_cause"]["id"])

@@ -55,7 +55,7 @@ WITH speed AS (  -- line rate per port where it reports one (bytes/s)
         tx_seen, rx_seen, line_rate, s_quantum_s + r_quantum_s AS quantum_s,
         least(g.w * {window_s} - greatest(sf_first_t, rf_first_t),
               least(sf_last_t, rf_last_t) - g.w * {window_s} - s_window) AS edge_s,
-        abs(e1 - e0) / nullif(cur, 0) AS rate_change
+        abs(e1 - e0) / nullif(cur, 0) AS rate_change, (e1 - e0) / nullif(cur, 0) AS rate_step
     FROM (SELECT p.*, d.link_id, d.tx_port, d.rx_port, d.line_rate,
                  coalesce(s_tx_packets / s_tx_packets_secs, s_tx_bytes / s_tx_bytes_secs) AS cur,
                  coalesce(e0_packets_per_s, e0_bytes_per_s) AS e0,
@@ -96,7 +96,7 @@ SELECT $t0 + to_microseconds(CAST(round(w * $window_us) AS BIGINT)) AS window_st
          -- counter leaves out are a visible share: no basis for a loss rate
          WHEN coalesce(sent_packets, sent_bytes) = 0 OR sent_bytes < 0.01 * line_rate THEN 'idle'
          ELSE 'ok' END AS status,
-    edge_s
+    edge_s, rate_step
 FROM k;
 
 -- per switch and window: everything its ports received against everything they sent (a

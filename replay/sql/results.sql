@@ -76,6 +76,9 @@ CREATE TABLE IF NOT EXISTS incident_evidence (
 -- Only `ok` rows carry a residual a reader may trust: the others say why not, no guess.
 -- edge_s: seconds between the window and the nearer end of either port's reads (its first or
 -- last sample): a rate step before a port's first read is one no sample shows.
+-- rate_step: rate_change with its sign, (the rate near the window's end - near its start) / the
+-- window's rate: adjacent windows share a boundary's rate, so over a span of them the steps
+-- telescope to the change between the span's ends (what read timing can move over the span).
 CREATE TABLE IF NOT EXISTS link_residuals (
     window_start TIMESTAMP NOT NULL, window_end TIMESTAMP NOT NULL,
     link_id VARCHAR NOT NULL, tx_port VARCHAR NOT NULL, rx_port VARCHAR NOT NULL,
@@ -83,7 +86,7 @@ CREATE TABLE IF NOT EXISTS link_residuals (
     sent_packets_per_s DOUBLE, received_packets_per_s DOUBLE,
     deficit_bytes_per_s DOUBLE, deficit_packets_per_s DOUBLE, deficit_ratio DOUBLE,
     basis VARCHAR, sample_s DOUBLE, rate_change DOUBLE, granularity DOUBLE, errors_per_s DOUBLE,
-    sender_pause_per_s DOUBLE, status VARCHAR NOT NULL, edge_s DOUBLE
+    sender_pause_per_s DOUBLE, status VARCHAR NOT NULL, edge_s DOUBLE, rate_step DOUBLE
 );
 
 -- Per switch and window: what all its ports received against what they sent (in = out);
