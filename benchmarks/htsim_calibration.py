@@ -396,6 +396,11 @@ harness, fc6c27d -> this change, rows meeting both bars: calibration 15/15 -> 15
 poisson72_load75 +33.9/+35.4 -> +14.6/+14.4%); RoCE rows unchanged. Tried first and not kept:
 the same N*D/D/1 at sprayed ports too (each flow's share a periodic stream): heldout5 33/36 but
 every permutation 2-10 points faster and heldout4 31/36 (overlap250 -23/-25%), default 72/75.
+Four htsim_uec runs of UEC19's own, shapes of the fifth set on other fabrics (not committed:
+an all-to-all of 16 hosts, 128 KB, and a ToR-to-ToR 8 x 8 of 512 KB on the 2-tier 128 @ 400G,
+an all-to-all of 24 hosts, 32 KB, on the 3-tier 128 @ 200G, Poisson arrivals of 256 KB at 70%
+on the 2-tier 128 for 200 us), both UEC regimes: 0/8 -> 8/8 rows meeting both bars (medians
++15.2, +20.8/+23.5, +37.0, +22.6/+21.5% -> -0.6, +4.7/+6.9, +1.0, +8.6/+7.3%).
 """
 
 from __future__ import annotations
