@@ -30,6 +30,7 @@ from twin.ingress_share import LosslessSharing
 from twin.maxmin import Incidence, max_min_rates, refill_after_departures
 from twin.nscc import flow_weights
 from twin.nscc_paths import fabric_caps
+from twin.paced_streams import PacedShares
 from twin.pfc_loop import LoopCapacity
 from twin.planes import PlaneBalancing
 from twin.queueing import (
@@ -299,7 +300,7 @@ class _Run:
         self.qdelay = np.zeros(n)  # mean queueing delay on each flow's path now (s)
         self.link_qdelay = np.zeros(state.fabric.n_links)  # queueing delay per link now (s)
         self.explicit = None  # links x flows incidence (csc), for the slowest path at the end
-        self.own: sp.spmatrix | None = None  # its entries squared, for `Transport.paced`
+        self.paced: PacedShares | None = None  # the flows' shares for `Transport.paced(_streams)`
         self.done_qdelay = np.zeros(n)  # slowest path's queueing delay when its last byte left
         self.port_fair = transport is not None and transport.lossless
         # lossless: the flows a NIC sends are held together when PFC pauses it (one group
@@ -480,17 +481,14 @@ class _Run:
                                 * 8 / nominal, 0.0)
             self.window = (window, rtt, self.link_pos > 0, most)
         window, rtt, queued, most = self.window
-        if self.transport.paced and self.own is None:  # each flow's shares of its links, squared
-            e = self.inc.explicit().tocoo()
-            # only where a flow sends at least half its packets (its host ports, a hop it does
-            # not spray): the rest, 1/64 to 1/8 of a sprayed flow per port, would double the
-            # cost of every bisection round for a few tenths of a percent of its wait
-            big = e.data >= 0.5
-            self.own = sp.csr_matrix((e.data[big] ** 2, (e.col[big], e.row[big])),
-                                     shape=(e.shape[1], e.shape[0]))
+        if self.paced is None:
+            t = self.transport
+            self.paced = PacedShares.of(self.inc, self.state.fabric, self.cap, t.paced, t.paced_streams)
+        p = self.paced
         rates, delay, self.link_qdelay = windowed_rates(
             self.inc, eff_cap, np.where(self.active, self.rates, 0.0), window, rtt, queued,
-            self.transport, max_delay_s=most, full=self.state.overflowing, own=self.own)
+            self.transport, max_delay_s=most, full=self.state.overflowing, own=p.own,
+            streams=p.streams, passthrough=p.passthrough)
         return np.where(self.active, rates, 0.0), delay
 
     def compute_telemetry(self, eff_cap: np.ndarray) -> None:
@@ -591,7 +589,7 @@ class _Run:
             self.hol = None
             self.ackw = None
             self.cap = self.state.link_capacity_bps()
-            self.line_rate = self.window = self.explicit = self.own = None
+            self.line_rate = self.window = self.explicit = self.paced = None
 
     def apply(self, event: Event) -> None:
         if isinstance(event, StormEdge):

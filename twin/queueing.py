@@ -39,6 +39,7 @@ import scipy.sparse as sp
 
 from twin.dcqcn import DcqcnParams
 from twin.maxmin import Incidence, _gather
+from twin.paced_streams import md1_packets, stream_counts, superposed_packets
 
 MTU = 4096
 
@@ -93,6 +94,10 @@ class Transport:
     # a window-based flow waits for the share of the M/D/1 queue other flows' packets make
     # (`windowed_rates`, `own`); no input. False: every packet waits for the whole queue
     paced: bool = False
+    # the queues of sprayed ports are fed by NIC-paced packet streams, one per flow, not a
+    # Poisson stream: a port's wait is the N*D/D/1 queue of its flows' loads as N equal streams
+    # (`superposed_packets`), at most M/D/1's; no input. False: M/D/1 at every load
+    paced_streams: bool = False
     # lossless only: PFC's head-of-line blocking in the switches' FIFOs (`twin.hol.HolBlocking`):
     # a link paused behind a saturated port holds every flow through it at the held flows' pace
     hol_blocking: bool = True
@@ -142,7 +147,7 @@ ROCE = Transport(4000, 64, lossless=True, paused_fair=True)
 ROCE_PFC = ROCE  # the name of the lossless variant when it was opt-in
 # NSCC: maxwnd = 1.5 x the base BDP; 64 entropies per flow, as every htsim_uec run here (`-paths 64`)
 UEC = Transport(4086, 64, window_bdp=1.5, trimming=True, paths=64, incast_windows=True,
-                path_windows=True, paced=True, reps=True)
+                path_windows=True, paced=True, reps=True, paced_streams=True)
 
 
 @dataclass
@@ -319,12 +324,6 @@ def path_latency(inc: Incidence, delay_s: np.ndarray) -> np.ndarray:
     return inc.path_sum(delay_s)
 
 
-def md1_packets(rho: np.ndarray) -> np.ndarray:
-    """Mean M/D/1 queue (packets waiting) at utilization `rho`; inf at rho >= 1."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(rho < 1, rho**2 / (2 * np.maximum(1 - rho, 1e-12)), np.inf)
-
-
 def base_rtt(inc: Incidence, capacity_bps: np.ndarray, hop_latency_s: float,
              transport: Transport) -> np.ndarray:
     """Each flow's unloaded round trip: propagation there and back plus one packet's
@@ -338,7 +337,9 @@ def windowed_rates(inc: Incidence, capacity_bps: np.ndarray, rates: np.ndarray,
                    window_bytes: np.ndarray, rtt_s: np.ndarray, queued: np.ndarray,
                    transport: Transport, max_delay_s: np.ndarray | None = None,
                    full: np.ndarray | None = None, rounds: int = 10,
-                   own: sp.spmatrix | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                   own: sp.spmatrix | None = None,
+                   streams: sp.spmatrix | None = None,
+                   passthrough: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rates (bytes/s) of window-limited flows, the mean queueing delay on each flow's path
     and the queueing delay at each link.
 
@@ -367,7 +368,12 @@ def windowed_rates(inc: Incidence, capacity_bps: np.ndarray, rates: np.ndarray,
         load = inc.link_load(r)
         with np.errstate(divide="ignore", invalid="ignore"):
             rho = np.where(capacity_bps > 0, load * 8 / capacity_bps, 0.0)
-            q_s = md1_packets(rho) * pkt_s
+            if streams is None:
+                q_s = md1_packets(rho) * pkt_s
+            else:  # NIC-paced streams (`twin.paced_streams`)
+                q_s = superposed_packets(rho, stream_counts(streams, r, load)) * pkt_s
+        if passthrough is not None:
+            q_s = np.where(passthrough, 0.0, q_s)
         q_s = np.minimum(np.nan_to_num(q_s, nan=np.inf), max_delay_s)
         if full is not None:
             q_s = np.where(full, max_delay_s, q_s)
