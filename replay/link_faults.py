@@ -305,11 +305,15 @@ def _step_bound(r: dict) -> float:
     cached value), and over a window that offset times the rate's change is counted at one end
     and not yet at the other; the row's `timing_share` of that interval where the cable's
     other direction measures it."""
-    window_s = (r["window_end"] - r["window_start"]).total_seconds()
     change = r["rate_change"] if r["rate_change"] is not None else 1.0  # unknown: no trust
-    # how far apart the two ends' reads are measured to be (`_SHARES_CTE`), else a whole interval
-    share = r.get("timing_share", 1.0)
-    return share * change * (r["sample_s"] or window_s) / max(window_s, 1e-9)
+    return change * _read_offset(r)
+
+
+def _read_offset(r: dict) -> float:
+    """How far apart the two ends' reads can be, as a share of the window: the row's
+    `timing_share` of a sample interval (`_SHARES_CTE` measures it), else a whole one."""
+    window_s = (r["window_end"] - r["window_start"]).total_seconds()
+    return r.get("timing_share", 1.0) * (r["sample_s"] or window_s) / max(window_s, 1e-9)
 
 
 # the noise of a direction's deficit ratio summed over k adjacent windows, for a row of it
@@ -445,8 +449,7 @@ def _span_timing(rows: list[dict]) -> float:
     adjacent = all(a["window_end"] == b["window_start"] for a, b in itertools.pairwise(rows))
     if not adjacent or any(r.get("rate_step") is None for r in rows):
         return summed
-    # a window's _step_bound without its change: the offset's share of the window, at most
-    offset = max(_step_bound({**r, "rate_change": 1.0}) for r in rows)
+    offset = max(_read_offset(r) for r in rows)
     steps = abs(sum(r["rate_step"] * s for r, s in zip(rows, sent, strict=True))) / total
     return min(summed, offset * steps)
 

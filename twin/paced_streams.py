@@ -95,19 +95,20 @@ class PacedShares:
     def of(cls, inc: Incidence, fabric: Fabric, capacity_bps: np.ndarray, paced: bool,
            paced_streams: bool) -> PacedShares:
         """The shares a transport uses on `fabric` (its `paced` and `paced_streams`)."""
+        if not (paced or paced_streams):
+            return cls(None, None, None)
+        e = inc.explicit().tocoo()
+        big = e.data >= 0.5
+        # links x flows, the entries squared: `streams` as it is, `own` its transpose
+        squared = sp.csr_matrix((e.data[big] ** 2, (e.row[big], e.col[big])), shape=e.shape)
+        if not paced_streams:
+            return cls(squared.T.tocsr(), None, None)
         up = np.arange(fabric.n_links) % 2 == 0  # link 2c climbs cable c, cable_a to cable_b
         low, high = np.repeat(fabric.cable_a, 2), np.repeat(fabric.cable_b, 2)
         link_src, link_dst = np.where(up, low, high), np.where(up, high, low)
-        e = inc.explicit().tocoo()
-        big = e.data >= 0.5
-        own = streams = passthrough = None
-        if paced:
-            own = sp.csr_matrix((e.data[big] ** 2, (e.col[big], e.row[big])), shape=(e.shape[1], e.shape[0]))
-        if paced_streams:
-            streams = sp.csr_matrix((e.data[big] ** 2, (e.row[big], e.col[big])), shape=e.shape)
-            passthrough = single_feeder(e.row[e.data > 0], e.col[e.data > 0], link_src, link_dst,
-                                        capacity_bps)
-        return cls(own, streams, passthrough)
+        passthrough = single_feeder(e.row[e.data > 0], e.col[e.data > 0], link_src, link_dst,
+                                    capacity_bps)
+        return cls(squared.T.tocsr() if paced else None, squared, passthrough)
 
 
 def single_feeder(links: np.ndarray, flows: np.ndarray, link_src: np.ndarray, link_dst: np.ndarray,

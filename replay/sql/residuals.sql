@@ -55,7 +55,7 @@ WITH speed AS (  -- line rate per port where it reports one (bytes/s)
         tx_seen, rx_seen, line_rate, s_quantum_s + r_quantum_s AS quantum_s,
         least(g.w * {window_s} - greatest(sf_first_t, rf_first_t),
               least(sf_last_t, rf_last_t) - g.w * {window_s} - s_window) AS edge_s,
-        abs(e1 - e0) / nullif(cur, 0) AS rate_change, (e1 - e0) / nullif(cur, 0) AS rate_step
+        (e1 - e0) / nullif(cur, 0) AS rate_step
     FROM (SELECT p.*, d.link_id, d.tx_port, d.rx_port, d.line_rate,
                  coalesce(s_tx_packets / s_tx_packets_secs, s_tx_bytes / s_tx_bytes_secs) AS cur,
                  coalesce(e0_packets_per_s, e0_bytes_per_s) AS e0,
@@ -76,7 +76,7 @@ SELECT $t0 + to_microseconds(CAST(round(w * $window_us) AS BIGINT)) AS window_st
     sent_packets - recv_packets AS deficit_packets_per_s,
     CASE basis WHEN 'packets' THEN (sent_packets - recv_packets) / nullif(sent_packets, 0)
                WHEN 'bytes' THEN (sent_bytes - recv_bytes) / nullif(sent_bytes, 0) END AS deficit_ratio,
-    basis, sample_s, rate_change,
+    basis, sample_s, abs(rate_step) AS rate_change,
     CASE WHEN coalesce(sent_packets, sent_bytes) > 0
          THEN (CASE WHEN basis = 'packets' THEN samples / sent_packets ELSE 0 END + quantum_s)
               / least(s_secs, r_secs) END AS granularity,
