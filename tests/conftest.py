@@ -18,6 +18,10 @@ from collectors.store.ingest import head_of
 
 REPO = Path(__file__).resolve().parents[1]
 REAL_SAMPLES = REPO.parent / "shared" / "real-samples"
+HTSIM_REFERENCE = REPO.parent / "shared" / "reference" / "htsim"
+# inputs copied from HTSIM_REFERENCE (tests/data/htsim/README.md): the tests that need only
+# these run where ../shared is absent
+HTSIM_DATA = REPO / "tests" / "data" / "htsim"
 
 
 # `-n auto` (pyproject's addopts) starts one pytest-xdist worker per CPU this process may run on,

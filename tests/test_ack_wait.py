@@ -8,6 +8,7 @@ import dataclasses
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import HTSIM_DATA
 
 from benchmarks.htsim_calibration import HOP_LATENCY_S, SCENARIOS, fabric_state, twin_inputs
 from benchmarks.htsim_pfc_steps import step
@@ -89,7 +90,7 @@ def test_ack_waits_only_delay_lossless_completions():
     """On perm128 (htsim's 2-tier fabric at 400G) the ACK waits move RoCE's completions later,
     never earlier (the rates are the same), and leave UEC's untouched."""
     sc = SCENARIOS["perm128_2MB_2tier"]
-    flows, _ = twin_inputs(sc, "roce_ecmp")
+    flows, _ = twin_inputs(sc, "roce_ecmp", HTSIM_DATA)
     state = fabric_state(sc, "ecmp")
     on = simulate(state, flows, hop_latency_s=HOP_LATENCY_S, idle_tail=False, transport=ROCE).fct
     off = simulate(state, flows, hop_latency_s=HOP_LATENCY_S, idle_tail=False,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import REPO
+import pytest
+from conftest import HTSIM_REFERENCE, REPO
 
 from benchmarks.htsim_calibration import SCENARIOS, Row, load_seeds, seed_spread
 from benchmarks.htsim_seeds import command, pooled_scenarios
@@ -25,6 +26,8 @@ def test_the_command_line_is_the_reference_readmes_plus_the_seed():
 
 
 def test_only_runs_the_twin_pools_are_seeded():
+    if not HTSIM_REFERENCE.is_dir():  # every calibration .cm is read for its flow count
+        pytest.skip("../shared/reference/htsim not present")
     names = pooled_scenarios()
     assert "perm128_2MB_2tier_failed2" in names and "incast16_2MB" in names
     assert "perm1024_2MB" not in names  # 1,024 flows: one draw, no pool

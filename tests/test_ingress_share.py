@@ -9,10 +9,10 @@ import dataclasses
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import HTSIM_DATA
 
 from benchmarks.htsim_calibration import (
     HOP_LATENCY_S,
-    REFERENCE,
     SCENARIOS,
     fabric_state,
     twin_inputs,
@@ -74,7 +74,7 @@ def test_the_twin_follows_the_stepped_queues_on_a_permutation() -> None:
     at the 2-way level: mean |error| against the stepping 8.4% per flow (measured); with them
     2.4%."""
     sc = SCENARIOS["perm128_2MB_2tier"]
-    flows, _ = twin_inputs(sc, "roce_ecmp", REFERENCE)
+    flows, _ = twin_inputs(sc, "roce_ecmp", HTSIM_DATA)  # the .cm, copied into the repo
     state = fabric_state(sc, "ecmp", 0)
     gbps, paths = _paths(flows, state)
     start = np.asarray(flows.start, float)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 from click.testing import CliRunner
+from conftest import HTSIM_DATA
 
 from benchmarks.htsim_calibration import SCENARIOS, twin_fct_us, twin_pooled_fct_us
 from fabtwin.cli import main
@@ -25,14 +26,14 @@ def _json(*args: str) -> dict:
 def test_the_statistics_pool_eight_draws_as_the_harness_does():
     fl = _json()
     assert (fl["count"], fl["hash_draws"], fl["pooled_count"], fl["pooled_finished"]) == (128, 8, 1024, 1024)
-    want = fct_stats(twin_pooled_fct_us(SCENARIOS["perm128_2MB_2tier"], "roce_ecmp"))
+    want = fct_stats(twin_pooled_fct_us(SCENARIOS["perm128_2MB_2tier"], "roce_ecmp", HTSIM_DATA))
     assert all(np.isclose(fl[f"fct_{k}_s"] * 1e6, want[k], rtol=1e-9) for k in want)
 
 
 def test_one_draw_is_the_scenarios_seed_alone():
     fl = _json("--draws", "1")
     assert (fl["hash_draws"], fl["pooled_count"]) == (1, 128)
-    want = fct_stats(twin_fct_us(SCENARIOS["perm128_2MB_2tier"], "roce_ecmp", seed=0))
+    want = fct_stats(twin_fct_us(SCENARIOS["perm128_2MB_2tier"], "roce_ecmp", HTSIM_DATA, seed=0))
     assert all(np.isclose(fl[f"fct_{k}_s"] * 1e6, want[k], rtol=1e-9) for k in want)
 
 
