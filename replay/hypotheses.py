@@ -157,16 +157,22 @@ def _pause_tree(m: Model, device: str, plane: int, skip: set[int], span: np.ndar
 
 
 def congestion_hypothesis(m: Model, port: str, start, end, inc: Incident | None) -> Hypothesis | None:
-    """congestion at an egress port: ECN marks and a queue there, pauses to its feeders."""
+    """congestion at an egress port: ECN marks and a queue there, pauses to its feeders (the
+    pauses alone where the port's ECN counter never moves in the bundle)."""
     x = m.index.get(port)
     if x is None:
         return None
-    span = m.course(m.profile(start, end), [("ecn_marked", x)])
+    ecn = m.obs[KI["ecn_marked"], x][m.mask[KI["ecn_marked"], x]]
     h = Hypothesis("congestion", "port", port, start, end, inc, root_ports=[x])
-    t = m.template("ECN at the egress", [("ecn_marked", x, span)], required=True)
-    if t is None:
-        return None
-    h.templates.append(t)
+    if ecn.size and np.nanmax(ecn) > 0:
+        span = m.course(m.profile(start, end), [("ecn_marked", x)])
+        t = m.template("ECN at the egress", [("ecn_marked", x, span)], required=True)
+        if t is None:
+            return None
+        h.templates.append(t)
+    else:  # an ECN counter that never moves (marking off, a frozen export) cannot confirm a
+        # queue there: the pauses its switch sends are the whole signature
+        span = m.profile(start, end)
     _pause_tree(m, m.device[x], int(m.plane[x]), {x}, span, h)
     return h if h.templates else None
 

@@ -26,6 +26,7 @@ from collectors.store.ingest import ingest_bundle
 from collectors.store.lake import open_for_ingest
 from collectors.store.lakeread import is_lake
 from collectors.store.writer import SMALL_STORE_SAMPLES, duckdb_setting, one_thread_if
+from replay import analysis_cache
 from replay.detectors import DETECTORS, Incident, _iso
 from replay.expected import ReplaySummary, replay
 from replay.explain import explain
@@ -120,7 +121,9 @@ SHADOWED_VIEWS = ("port_rates", "link_state_intervals")
 def views_once(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """Within this block `port_rates` and `link_state_intervals` are computed once: temp tables
     of the same names shadow the views (replay and every detector read them; a view computes
-    again each time). Memory: FABTWIN_ANALYSIS_MEMORY (default 4GB) while it lasts."""
+    again each time). In a DuckDB file open for writing they are kept between runs
+    (`replay.analysis_cache`): read back while the store's files are unchanged. Memory:
+    FABTWIN_ANALYSIS_MEMORY (default 4GB) while it lasts."""
     if con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary "
                    "AND table_name = 'port_rates'").fetchone()[0]:
         yield  # an enclosing block made them
@@ -129,11 +132,15 @@ def views_once(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     # the rates' aggregate over every sample needs more room than ingest's flat 512MB (it spills
     # beyond it); a read-only connection's configuration is locked: it keeps the limit it has
     memory = analysis_memory()
+    key = analysis_cache.cache_key(con, main) if analysis_cache.writable_file(con) else None
     with duckdb_setting(con, "memory_limit", memory):
         try:
-            _materialize_rates(con, main)
-            con.execute(f"CREATE TEMP TABLE link_state_intervals AS "
-                        f"SELECT * FROM {main}.link_state_intervals")
+            if key is None or not analysis_cache.load(con, main, key):
+                _materialize_rates(con, main)
+                con.execute(f"CREATE TEMP TABLE link_state_intervals AS "
+                            f"SELECT * FROM {main}.link_state_intervals")
+                if key is not None:
+                    analysis_cache.save(con, main, key)
             yield
         finally:
             forget_rates(con)  # the arrays of temp.port_rates go with it

@@ -606,12 +606,21 @@ def short_flaps(moves: list[dict], outages: dict[str, list[tuple[datetime, datet
                 ) -> dict[str, list[dict]]:
     """The counter moves (`counter_flaps`) of each link that no outage of a second or more
     (`outages`: per link, merged down intervals) explains: an interval overlapping an outage is
-    that outage's own transition."""
+    that outage's own transition. So is an odd carrier-transitions move within a sample
+    interval of an outage's start or end: one transition, not a flap (a flap is down and up),
+    a net change of state that the state read of the same poll missed (a read's counters and
+    oper status are not one instant: the project's seed 18023, carrier 1 -> 2 at a read that
+    still says up, down from the next read on, the link down once)."""
     out: dict[str, list[dict]] = {}
     for m in moves:
         known = outages.get(m["link"], [])
         if any(s <= m["ts"] and m["ts_start"] <= e for s, e in known):
             continue
+        if m["counter"] == "carrier_transitions" and int(m["delta"]) % 2 == 1:
+            gap = m["ts"] - m["ts_start"]
+            if any(m["ts"] < s <= m["ts"] + gap or m["ts_start"] - gap <= e < m["ts_start"]
+                   for s, e in known):
+                continue
         out.setdefault(m["link"], []).append(m)
     return out
 

@@ -17,7 +17,10 @@ lossless fabric rather than from which port is loudest.
   feeders. A port that marks ECN because its peer pauses it (a spine port above a congested
   leaf) is throttled below line rate: a victim however loud, and so is a hot port feeding a
   root's device at the same time. Among the planes and rails of one receiving host
-  the root is where the overload is (utilization times ECN), the first plane on a tie.
+  the root is where the overload is (utilization times ECN), the first plane on a tie. Where ECN
+  says nothing (marking off, counters that never move), a switch that pauses its feeders with
+  no pause or queue of its own to explain it has an egress it cannot drain: the port there at
+  line rate, unpaused, not a feeder (`quiet_congestion_roots`).
 - Two faults at once stay two incidents: a port is suppressed only when an identified root's
   tree, device and time explain it, never because something else happened nearby.
 """
@@ -43,6 +46,7 @@ NEAR_LINE_RATE = 0.8  # tx / capacity of an egress port that the offered load sa
 SUSTAINED = 2  # samples: a storm or a congestion lasts more than one sample interval
 NOISE_MARGIN = 3.0  # floors sit this far above what the bundle's typical port shows anyway
 MAX_LISTED = 20
+QUIET_SCORE = 0.6  # a congestion seen without ECN: pauses and line rate only
 
 
 def full_pause_rate(speed_bps: float) -> float:
@@ -123,6 +127,7 @@ def _analysis(con: duckdb.DuckDBPyConnection) -> tuple[Facts, list[tuple[Hot, li
         return cached[1], cached[2]
     facts = gather(con)
     roots = congestion_roots(con, facts)
+    roots += quiet_congestion_roots(con, facts, roots)
     if oid is not None:
         _ANALYSIS[con] = (oid, facts, roots)
     return facts, roots
@@ -239,6 +244,7 @@ class Hot:
     overload: float  # mean of utilization x ECN marks/s over its hot samples
     overload_se: float  # its standard error (noise of this port's own samples)
     util: float | None
+    tied: list[str] = field(default_factory=list)  # no ECN: the ports as loaded beside it
 
 
 def hot_ports(con: duckdb.DuckDBPyConnection, facts: Facts) -> list[Hot]:
@@ -316,6 +322,116 @@ def congestion_roots(con: duckdb.DuckDBPyConnection, facts: Facts) -> list[tuple
     return roots
 
 
+def quiet_congestion_roots(con: duckdb.DuckDBPyConnection, facts: Facts,
+                           found: list[tuple[Hot, list[Hot]]]) -> list[tuple[Hot, list[Hot]]]:
+    """Congestion where ECN says nothing (marking off, or counters that never move in the
+    bundle): a switch that keeps pausing its feeders while none of its own ports is paused and
+    no queue of it marks ECN has an egress it cannot drain; the root is the egress port that
+    runs at line rate, unpaused, through the pauses, not one the switch pauses (a feeder), whose
+    ECN never rises above the bundle's noise in the whole bundle (ECN marks there at other times
+    would say its marking works, and quiet now, no queue). Where a queue gauge is reported, the
+    port whose queue is deepest by far; otherwise ports loaded alike cannot be told apart: the
+    first by name is named (the project's seed 16038: three host ports at line rate, ECN frozen
+    on every port), the others listed."""
+    emitting = facts.by_device(facts.emits)
+    paused_on, queued = facts.by_device(facts.paused), facts.by_device(facts.queues)
+    held = {_device(r.port) for r, _ in found}
+    pausing: list[tuple[str, list[str], Span]] = []
+    for dev, ports in sorted(emitting.items()):
+        if dev in facts.hosts or dev in held:
+            continue
+        spans = [facts.emits[p] for p in ports]
+        span = Span(min(s.start for s in spans), max(s.end for s in spans),
+                    max(s.n for s in spans), max(s.peak for s in spans), math.nan)
+        if any(facts.paused[p].overlaps(span) for p in paused_on.get(dev, [])):
+            continue  # relaying a pause it receives
+        if any(facts.queues[p].overlaps(span) for p in queued.get(dev, [])):
+            continue  # a queue marks ECN there: the ECN path names its root
+        pausing.append((dev, ports, span))
+    if not pausing:
+        return []
+    every = _frame(con, """
+        SELECT device, device || ':' || ifname AS port, ts, interval_s, tx_bytes_per_s AS tx,
+               coalesce(rx_pause_per_s, 0) AS rxp, ecn_marked_per_s AS ecn
+        FROM port_rates WHERE device IN (SELECT unnest(?::VARCHAR[]))""",
+                   [[dev for dev, _, _ in pausing]])
+    out: list[tuple[Hot, list[Hot]]] = []
+    for dev, ports, span in pausing:
+        rows = every.filter(pl.col("device") == dev)
+        if not rows.height:
+            continue
+        dead = rows.group_by("port").agg(
+            (pl.col("ecn").fill_null(0.0).max() <= NOISE_MARGIN * facts.ecn_noise).alias("dead"))
+        during = rows.filter((_interval_start() < span.end) & (pl.col("ts") > span.start))
+        during = during.join(dead, on="port").filter(pl.col("dead")).with_columns(
+            (pl.col("tx") * 8 / pl.col("port").replace_strict(
+                facts.speed, default=facts.default_speed, return_dtype=pl.Float64)).alias("util"),
+            pl.col("port").replace_strict(facts.pause_floor, default=facts.floor(""),
+                                          return_dtype=pl.Float64).alias("floor"))
+        # at line rate and unpaused in half the samples of the pauses or more (those at the edges
+        # straddle the onset: skew between ports' clocks is a sample's fraction)
+        full = (pl.col("util") >= NEAR_LINE_RATE) & (pl.col("rxp") <= pl.col("floor"))
+        g = during.group_by("port").agg(
+            full.sum().alias("n"), full.mean().alias("most"),
+            pl.col("util").filter(full).mean().alias("util"),
+            pl.col("util").filter(full).std().fill_null(0.0).alias("sd"),
+        ).filter((pl.col("most") >= 0.5) & (pl.col("n") >= SUSTAINED))
+        # the ports it pauses are its feeders: the blocked egress is one they send to, not
+        # one of them, unless every candidate is one
+        fed = g.filter(~pl.col("port").is_in(ports))
+        g = fed if fed.height else g
+        if not g.height:
+            continue
+        cands = [Hot(r["port"], span, 0.0, r["util"], r["sd"] / math.sqrt(r["n"]), r["util"])
+                 for r in g.iter_rows(named=True)]
+        deep = _deepest_queue(con, [h.port for h in cands], span)
+        if deep:
+            root = next(h for h in cands if h.port == deep)
+        else:
+            best = max(cands, key=lambda h: h.overload)
+            tied = sorted(h.port for h in cands if best.overload - h.overload
+                          <= max(0.01, 2 * math.hypot(best.overload_se, h.overload_se)))
+            root = next(h for h in cands if h.port == tied[0])
+            root.tied = tied[1:]
+        out.append((root, []))
+    return _merge_planes(facts, out)
+
+
+def _deepest_queue(con: duckdb.DuckDBPyConnection, ports: list[str], span: Span) -> str | None:
+    """The port whose reported queue gauge (`max_queue_len`) peaks during span at least twice
+    as deep as any other candidate's and twice its own median over the bundle: where the
+    queue is, when ECN cannot say. None without such a gauge or such a port."""
+    rows = con.execute("""
+        SELECT device || ':' || ifname AS port,
+               max(value) FILTER (WHERE ts >= ? AND ts <= ?) AS peak, median(value) AS usual
+        FROM samples WHERE counter = 'max_queue_len' AND device || ':' || ifname IN (
+            SELECT unnest(?::VARCHAR[])) GROUP BY 1""", [span.start, span.end, ports]).fetchall()
+    rows = sorted((r for r in rows if r[1] is not None), key=lambda r: -r[1])
+    if not rows or rows[0][1] <= 2 * (rows[0][2] or 0):
+        return None
+    if len(rows) > 1 and rows[0][1] < 2 * rows[1][1]:
+        return None
+    return rows[0][0]
+
+
+def _merge_planes(facts: Facts, roots: list[tuple[Hot, list[Hot]]]) -> list[tuple[Hot, list[Hot]]]:
+    """One incident per receiving host, as the ECN path makes: quiet roots on switches of
+    different planes or rails whose candidates face the same host at the same time are one
+    incast; the first by name names it, the others are its other planes."""
+    def faced(h: Hot) -> set[str]:
+        return {_device(facts.peer[p]) for p in [h.port, *h.tied]
+                if p in facts.peer and _device(facts.peer[p]) in facts.hosts}
+    out: list[tuple[Hot, list[Hot]]] = []
+    for root, others in sorted(roots, key=lambda r: r[0].port):
+        into = next((r for r in out if faced(r[0]) & faced(root) and r[0].span.overlaps(root.span)),
+                    None)
+        if into is None:
+            out.append((root, others))
+        else:
+            into[1].extend([root, *others])
+    return out
+
+
 def find_congestion(con: duckdb.DuckDBPyConnection) -> list[Incident]:
     """Congestion incidents: each root egress port with its victims in the evidence (the ports
     its switch pauses, the other planes' and feeders' hot ports) and impact."""
@@ -328,17 +444,24 @@ def find_congestion(con: duckdb.DuckDBPyConnection) -> list[Incident]:
         evidence = [{"port": root.port, "role": "root", "ecn_marked_per_s_peak": root.ecn_peak,
                      "utilization": None if root.util is None else round(root.util, 3),
                      "intervals": span.n}]
+        evidence += [{"port": p, "role": "as loaded as the root, no ECN to tell them apart"}
+                     for p in root.tied[:MAX_LISTED]]
         evidence += [{"port": h.port, "role": "hot port explained by the root",
                       "ecn_marked_per_s_peak": h.ecn_peak, "intervals": h.span.n}
                      for h in others[:MAX_LISTED]]
         evidence += [{"port": p, "role": "paused by the root's switch",
                       "rx_pause_per_s_peak": s.peak, "intervals": s.n}
                      for p, s in victims[:MAX_LISTED]]
+        if root.ecn_peak > 0:
+            score = min(0.95, 0.7 + 0.05 * min(5, span.n / 4))
+            what = f"up to {root.ecn_peak:.0f} ECN-marked packets/s"
+        else:  # no ECN to confirm the queue, and maybe ports loaded alike beside it
+            score = QUIET_SCORE if not root.tied else QUIET_SCORE - 0.05
+            what = ("no ECN counter of its switch moves" + (
+                f"; {len(root.tied)} other port(s) there run as loaded" if root.tied else ""))
         out.append(Incident(
-            "congestion", "port", root.port, span.start, span.end,
-            min(0.95, 0.7 + 0.05 * min(5, span.n / 4)),
-            f"{root.port} is congested{util}: up to {root.ecn_peak:.0f} ECN-marked packets/s, "
-            f"its switch pauses {len(victims)} port(s)",
+            "congestion", "port", root.port, span.start, span.end, score,
+            f"{root.port} is congested{util}: {what}, its switch pauses {len(victims)} port(s)",
             evidence,
             {"paused_ports": [p for p, _ in victims[:MAX_LISTED]],
              "victim_ports": [h.port for h in others[:MAX_LISTED]]}))
@@ -360,7 +483,7 @@ def _paused_by_device(facts: Facts, device: str, span: Span,
 def find_pfc_storms(con: duckdb.DuckDBPyConnection) -> list[Incident]:
     """Ports that emit pauses most of the time while nothing pauses them and nothing on their
     device explains them, each with its pause tree (the ports it and its relays pause)."""
-    facts, _ = _analysis(con)
+    facts, congested = _analysis(con)
     paused_on, queued = facts.by_device(facts.paused), facts.by_device(facts.queues)
     out = []
     for port, span in sorted(facts.emits.items()):
@@ -374,6 +497,10 @@ def find_pfc_storms(con: duckdb.DuckDBPyConnection) -> list[Incident]:
             if any(facts.paused[p].overlaps(span) for p in paused_on.get(dev, []) if p != port):
                 continue
             if any(facts.queues[p].overlaps(span) for p in queued.get(dev, []) if p != port):
+                continue
+            # ... or one of its egresses runs at line rate through it with no ECN to see
+            if any(_device(h.port) == dev and h.span.overlaps(span)
+                   for r, others in congested for h in (r, *others)):
                 continue
         tree, relays = _pause_tree(facts, port, span)
         seen_as = ("its own tx_pause counter" if span.source == "tx_pause"

@@ -66,3 +66,26 @@ def test_an_outage_read_from_oper_status_starts_where_the_carrier_counters_allow
              {"ts_start": t(50.0), "ts": t(60.0)}]  # a later move: another transition
     assert _read_bounds([(t(32.9), t(42.7))], moves) == [(t(22.4), t(42.7))]
     assert _read_bounds([(t(32.9), t(42.7))], []) == [(t(32.9), t(42.7))]
+
+
+def test_one_carrier_transition_just_before_an_outage_is_its_onset_not_a_flap():
+    # the project's seed 18023: carrier_transitions 1 -> 2 over 03:00:47.9-58.4 at a read that
+    # still says up, oper status down from 03:01:07.9 to the end: one transition, the link
+    # down once. Two transitions there (down and up) are a flap before the outage.
+    from datetime import datetime, timedelta
+
+    from replay.link_faults import short_flaps
+
+    def t(s: float) -> datetime:
+        return datetime(2026, 11, 30, 3) + timedelta(seconds=s)
+
+    def move(delta: float, counter: str = "carrier_transitions") -> dict:
+        return {"link": "L", "port": "leaf:e1", "counter": counter, "delta": delta,
+                "ts_start": t(47.9), "ts": t(58.4)}
+
+    outage = {"L": [(t(67.9), t(300.0))]}
+    assert short_flaps([move(1)], outage) == {}
+    assert short_flaps([move(2)], outage) == {"L": [move(2)]}
+    assert short_flaps([move(1, "link_down_events")], outage) == {"L": [move(1, "link_down_events")]}
+    far = {"L": [(t(90.0), t(300.0))]}  # more than a sample interval later: not its onset
+    assert short_flaps([move(1)], far) == {"L": [move(1)]}

@@ -249,3 +249,28 @@ def test_project_storm_and_incast_behind_one_leaf_are_both_roots(project_two):
     assert "leaf-p1-01:swp2" in c["impact"]["victim_ports"]  # the incast's other plane
     # the jobs hit are those with a host on the tree, not every job running at the time
     assert s["impact"]["jobs"] == c["impact"]["jobs"] == [str(JOB_ID0)]  # "train", the first
+
+
+@pytest.fixture(scope="module")
+def ecn_off(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("ecn_off")
+    sc = draw(1, "congestion", small=True)
+    sc.run.inc["ecn"][:] = 0  # a fabric with ECN marking off (or counters that never move)
+    return sc.faults[0], _incidents(_write(tmp, sc), tmp)
+
+
+def test_congestion_without_ecn_is_found_from_pauses_and_line_rate(ecn_off):
+    fault, incs = ecn_off
+    root = fault["root_cause"]["id"]
+    inc = _named(incs, "congestion", root)
+    assert incs[0] is inc and inc["score"] > 0.5
+    assert "no ECN counter" in inc["summary"]
+    # the twin tests it on the pauses alone and explains part of the residual with it
+    assert inc["explanation"]["role"] == "root" and inc["explanation"]["share"] > 0
+    assert not [i for i in incs if i["kind"] == "pfc_storm" and i["score"] > 0.5]
+
+
+def test_a_healthy_bundle_without_ecn_has_no_incident(tmp_path):
+    sc = draw(3, "healthy", small=True)
+    sc.run.inc["ecn"][:] = 0
+    assert not [i for i in _incidents(_write(tmp_path, sc), tmp_path) if i["score"] > 0.5]

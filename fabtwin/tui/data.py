@@ -22,6 +22,7 @@ from fabtwin.tui import series_rows
 from fabtwin.tui.fabric_data import FabricData, Heatmap, opening_window  # noqa: F401 - screens'
 from fabtwin.tui.fabric_windows import natural_key
 from fabtwin.tui.records import json_or_none, wjh_fields, wjh_record
+from replay.analysis_cache import CACHE_TABLES
 from replay.stored import StoredIncident as Incident  # noqa: F401 - the screens' name
 from replay.stored import load_evidence, load_incidents
 from twin.faults import KINDS
@@ -433,15 +434,16 @@ class StoreData(FabricData):
         return out
 
     def schema(self) -> list[tuple[str, str, list[tuple[str, str]]]]:
-        """(kind 'table' or 'view', name, [(column, type)]) of the store's own objects."""
-        rows = self._rows("""
+        """(kind 'table' or 'view', name, [(column, type)]) of the store's own objects, less
+        the copies of two views a diagnosis keeps (replay.analysis_cache: the views are listed)."""
+        rows = self._rows(f"""
             SELECT CASE WHEN t.table_name IS NULL THEN 'view' ELSE 'table' END, c.table_name,
                 list((c.column_name, c.data_type) ORDER BY c.column_index)
             FROM duckdb_columns() c
             LEFT JOIN duckdb_tables() t ON t.table_name = c.table_name
                 AND t.schema_name = c.schema_name AND t.database_name = c.database_name
             WHERE c.database_name = current_database() AND c.schema_name = 'main'
-                AND NOT c.internal
+                AND NOT c.internal AND c.table_name NOT IN ({", ".join(map(repr, CACHE_TABLES))})
             GROUP BY ALL ORDER BY 1, 2""")
         return [(kind, name, [(col[0], col[1]) if isinstance(col, tuple)
                               else (col["column_name"], col["data_type"]) for col in cols])

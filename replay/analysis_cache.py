@@ -1,0 +1,86 @@
+"""The two tables every analysis computes from all the samples (`port_rates` and
+`link_state_intervals`: on the 256-switch hour about 40 s of the 116 s of CPU investigate takes),
+kept in the store between runs so that a second diagnosis of the same store reads them back.
+
+They are copies, in the store file, of what `replay.investigate.views_once` computes: tables
+`analysis_port_rates` and `analysis_link_state_intervals` (the views' columns, plus port_rates'
+integer port code and counter intervals), with `analysis_cache` holding the key they were
+computed for (`cache_key`: the views' SQL, the `files` the store ingested, the samples' count
+and time range, the small tables the views read). Any ingest that adds or replaces a file, any
+change of the views' definitions, changes the key, and the tables are computed again and replaced.
+They are written only into a DuckDB file opened for writing (investigate, replay): never
+through a read-only connection, never into a Parquet lake (its connection is in memory).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import duckdb
+import orjson
+
+from collectors.store.schema import sql_text
+
+VERSION = 2  # of the cached tables' layout (2: port_rates sorted): a change invalidates stores' copies
+META = "analysis_cache"
+TABLES = {"port_rates": "analysis_port_rates",
+          "link_state_intervals": "analysis_link_state_intervals"}
+CACHE_TABLES = (META, *TABLES.values())  # every table this module writes
+
+
+def writable_file(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the connection's database is a DuckDB file open for writing."""
+    row = con.execute("SELECT path, readonly FROM duckdb_databases() "
+                      "WHERE database_name = current_database()").fetchone()
+    return bool(row and row[0] and not row[1])
+
+
+# the small tables the two views read besides samples: hashed whole (events and cabling of
+# the 256-switch hour: a few thousand rows)
+HASHED = ("events", "neighbors", "ifmap", "counters", "counter_map")
+
+
+def cache_key(con: duckdb.DuckDBPyConnection, main: str) -> str:
+    """What the analysis tables depend on: the views' SQL, the ingested files, the samples'
+    count and time range, and the whole content of the small tables the views read (a row
+    deleted or changed there by hand changes it; a sample changed in place by hand does not:
+    drop `analysis_cache` after editing samples)."""
+    files = con.execute(f"SELECT path, sha256, status, rows_written FROM {main}.files "
+                        "ORDER BY file_id").fetchall()
+    samples = con.execute(f"SELECT count(*), min(ts)::VARCHAR, max(ts)::VARCHAR "
+                          f"FROM {main}.samples").fetchone()
+    small = [con.execute(f"SELECT count(*), sum(hash(t))::VARCHAR FROM {main}.{table} t"
+                         ).fetchone() for table in HASHED if _has(con, table)]
+    h = hashlib.sha256(orjson.dumps([VERSION, sql_text("views.sql"), files, samples, small]))
+    return h.hexdigest()
+
+
+def _has(con: duckdb.DuckDBPyConnection, table: str) -> bool:
+    return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE NOT temporary AND "
+                            "database_name = current_database() AND schema_name = 'main' "
+                            "AND table_name = ?", [table]).fetchone()[0])
+
+
+def load(con: duckdb.DuckDBPyConnection, main: str, key: str) -> bool:
+    """The temp tables `port_rates` and `link_state_intervals` from the store's copies when
+    they were computed for `key`; False (nothing created) when they were not."""
+    if not all(_has(con, t) for t in CACHE_TABLES):
+        return False
+    row = con.execute(f"SELECT key FROM {main}.{META}").fetchone()
+    if not row or row[0] != key:
+        return False
+    for view, table in TABLES.items():
+        con.execute(f"CREATE TEMP TABLE {view} AS SELECT * FROM {main}.{table}")
+    return True
+
+
+def save(con: duckdb.DuckDBPyConnection, main: str, key: str) -> None:
+    """Copy the temp tables into the store as the analysis tables of `key`. The key is
+    dropped first and written last: an interrupted save leaves no key, so no stale copy."""
+    con.execute(f"DROP TABLE IF EXISTS {main}.{META}")
+    for view, table in TABLES.items():
+        # port_rates sorted as replay.rate_arrays reads it: read back in that order, it
+        # needs no sort of its own
+        order = " ORDER BY pc, ts" if view == "port_rates" else ""
+        con.execute(f"CREATE OR REPLACE TABLE {main}.{table} AS SELECT * FROM temp.{view}{order}")
+    con.execute(f"CREATE TABLE {main}.{META} AS SELECT ?::VARCHAR AS key", [key])
