@@ -23,8 +23,10 @@ from collectors.store.schema import sql_text
 
 VERSION = 2  # of the cached tables' layout (2: port_rates sorted): a change invalidates stores' copies
 META = "analysis_cache"
-TABLES = {"port_rates": "analysis_port_rates",
-          "link_state_intervals": "analysis_link_state_intervals"}
+# the views every analysis computes once (replay.investigate.views_once shadows them with temp
+# tables of the same names), and the store's copy of each
+SHADOWED_VIEWS = ("port_rates", "link_state_intervals")
+TABLES = {view: f"analysis_{view}" for view in SHADOWED_VIEWS}
 CACHE_TABLES = (META, *TABLES.values())  # every table this module writes
 
 

@@ -27,6 +27,7 @@ from collectors.store.lake import open_for_ingest
 from collectors.store.lakeread import is_lake
 from collectors.store.writer import SMALL_STORE_SAMPLES, duckdb_setting, one_thread_if
 from replay import analysis_cache
+from replay.analysis_cache import SHADOWED_VIEWS
 from replay.detectors import DETECTORS, Incident, _iso
 from replay.expected import ReplaySummary, replay
 from replay.explain import explain
@@ -113,8 +114,6 @@ def diagnose(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
     return incidents
 
 
-# views every replay and detector reads, each a scan of every sample: computed once per analysis
-SHADOWED_VIEWS = ("port_rates", "link_state_intervals")
 
 
 @contextmanager

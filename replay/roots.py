@@ -247,6 +247,12 @@ class Hot:
     tied: list[str] = field(default_factory=list)  # no ECN: the ports as loaded beside it
 
 
+def _pause_floor(facts: Facts) -> pl.Expr:
+    """Each row's port's pause floor (frames/s), as column `floor`."""
+    return pl.col("port").replace_strict(facts.pause_floor, default=facts.floor(""),
+                                         return_dtype=pl.Float64).alias("floor")
+
+
 def hot_ports(con: duckdb.DuckDBPyConnection, facts: Facts) -> list[Hot]:
     """Switch egress ports whose sustained samples mark ECN above the bundle's noise while
     running near line rate (line rate unknown: while not paused)."""
@@ -261,8 +267,7 @@ def hot_ports(con: duckdb.DuckDBPyConnection, facts: Facts) -> list[Hot]:
                          schema={"port": pl.Utf8, "speed": pl.Float64})
     rows = rows.join(known, on="port", how="left").with_columns(
         (pl.col("tx") * 8 / pl.col("speed")).alias("util"),
-        pl.col("port").replace_strict(facts.pause_floor, default=facts.floor(""),
-                                      return_dtype=pl.Float64).alias("floor"))
+        _pause_floor(facts))
     # a port paused enough to matter cannot run at line rate: with its line rate known, its
     # utilization says whether it is throttled; without, the pauses it receives do
     rows = rows.filter(pl.when(pl.col("util").is_null()).then(pl.col("rxp") <= pl.col("floor"))
@@ -355,10 +360,11 @@ def quiet_congestion_roots(con: duckdb.DuckDBPyConnection, facts: Facts,
                coalesce(rx_pause_per_s, 0) AS rxp, ecn_marked_per_s AS ecn
         FROM port_rates WHERE device IN (SELECT unnest(?::VARCHAR[]))""",
                    [[dev for dev, _, _ in pausing]])
-    out: list[tuple[Hot, list[Hot]]] = []
+    by_dev = every.partition_by("device", as_dict=True)
+    chosen: list[tuple[list[Hot], Span]] = []
     for dev, ports, span in pausing:
-        rows = every.filter(pl.col("device") == dev)
-        if not rows.height:
+        rows = by_dev.get((dev,))
+        if rows is None:
             continue
         dead = rows.group_by("port").agg(
             (pl.col("ecn").fill_null(0.0).max() <= NOISE_MARGIN * facts.ecn_noise).alias("dead"))
@@ -366,8 +372,7 @@ def quiet_congestion_roots(con: duckdb.DuckDBPyConnection, facts: Facts,
         during = during.join(dead, on="port").filter(pl.col("dead")).with_columns(
             (pl.col("tx") * 8 / pl.col("port").replace_strict(
                 facts.speed, default=facts.default_speed, return_dtype=pl.Float64)).alias("util"),
-            pl.col("port").replace_strict(facts.pause_floor, default=facts.floor(""),
-                                          return_dtype=pl.Float64).alias("floor"))
+            _pause_floor(facts))
         # at line rate and unpaused in half the samples of the pauses or more (those at the edges
         # straddle the onset: skew between ports' clocks is a sample's fraction)
         full = (pl.col("util") >= NEAR_LINE_RATE) & (pl.col("rxp") <= pl.col("floor"))
@@ -382,9 +387,14 @@ def quiet_congestion_roots(con: duckdb.DuckDBPyConnection, facts: Facts,
         g = fed if fed.height else g
         if not g.height:
             continue
-        cands = [Hot(r["port"], span, 0.0, r["util"], r["sd"] / math.sqrt(r["n"]), r["util"])
-                 for r in g.iter_rows(named=True)]
-        deep = _deepest_queue(con, [h.port for h in cands], span)
+        chosen.append(([Hot(r["port"], span, 0.0, r["util"], r["sd"] / math.sqrt(r["n"]),
+                            r["util"]) for r in g.iter_rows(named=True)], span))
+    if not chosen:
+        return []
+    gauges = _queue_gauges(con, [dev for dev, _, _ in pausing])  # one read for every switch
+    out: list[tuple[Hot, list[Hot]]] = []
+    for cands, span in chosen:
+        deep = _deepest_queue(gauges, [h.port for h in cands], span)
         if deep:
             root = next(h for h in cands if h.port == deep)
         else:
@@ -397,21 +407,29 @@ def quiet_congestion_roots(con: duckdb.DuckDBPyConnection, facts: Facts,
     return _merge_planes(facts, out)
 
 
-def _deepest_queue(con: duckdb.DuckDBPyConnection, ports: list[str], span: Span) -> str | None:
-    """The port whose reported queue gauge (`max_queue_len`) peaks during span at least twice
-    as deep as any other candidate's and twice its own median over the bundle: where the
-    queue is, when ECN cannot say. None without such a gauge or such a port."""
-    rows = con.execute("""
-        SELECT device || ':' || ifname AS port,
-               max(value) FILTER (WHERE ts >= ? AND ts <= ?) AS peak, median(value) AS usual
-        FROM samples WHERE counter = 'max_queue_len' AND device || ':' || ifname IN (
-            SELECT unnest(?::VARCHAR[])) GROUP BY 1""", [span.start, span.end, ports]).fetchall()
-    rows = sorted((r for r in rows if r[1] is not None), key=lambda r: -r[1])
-    if not rows or rows[0][1] <= 2 * (rows[0][2] or 0):
+def _queue_gauges(con: duckdb.DuckDBPyConnection, devices: list[str]) -> pl.DataFrame:
+    """The reported queue gauge (`max_queue_len`) samples of these switches' ports."""
+    return _frame(con, """
+        SELECT device || ':' || ifname AS port, ts, value FROM samples
+        WHERE counter = 'max_queue_len' AND device IN (SELECT unnest(?::VARCHAR[]))""",
+                  [devices])
+
+
+def _deepest_queue(gauges: pl.DataFrame, ports: list[str], span: Span) -> str | None:
+    """The port whose queue gauge (`_queue_gauges`) peaks during span at least twice as deep
+    as any other candidate's and twice its own median over the bundle: where the queue is,
+    when ECN cannot say. None without such a gauge or such a port."""
+    if not gauges.height:
         return None
-    if len(rows) > 1 and rows[0][1] < 2 * rows[1][1]:
+    g = gauges.filter(pl.col("port").is_in(ports)).group_by("port").agg(
+        pl.col("value").filter(pl.col("ts").is_between(span.start, span.end)).max().alias("peak"),
+        pl.col("value").median().alias("usual"),
+    ).drop_nulls("peak").sort("peak", descending=True)
+    if not g.height or g["peak"][0] <= 2 * (g["usual"][0] or 0):
         return None
-    return rows[0][0]
+    if g.height > 1 and g["peak"][0] < 2 * g["peak"][1]:
+        return None
+    return g["port"][0]
 
 
 def _merge_planes(facts: Facts, roots: list[tuple[Hot, list[Hot]]]) -> list[tuple[Hot, list[Hot]]]:
