@@ -55,7 +55,7 @@ def ensure_residuals(con: duckdb.DuckDBPyConnection) -> None:
 _COLUMNS = """window_start, window_end, link_id, tx_port, rx_port, sent_packets_per_s,
                received_packets_per_s, sent_bytes_per_s, received_bytes_per_s, deficit_ratio,
                deficit_packets_per_s, basis, sample_s, rate_change, granularity, errors_per_s,
-               sender_pause_per_s, status, {edge}, {step}"""
+               sender_pause_per_s, status, {edge}, {step}, {bends}"""
 
 
 def _direction_rows(con: duckdb.DuckDBPyConnection, key: tuple[str, str], cols: str,
@@ -76,7 +76,10 @@ def find_silent_loss(con: duckdb.DuckDBPyConnection) -> list[Incident]:
     # a store whose residuals predate `edge_s` (read-only: not recomputed) trusts no edge window
     has = {d[0] for d in con.execute("SELECT * FROM link_residuals LIMIT 0").description}
     edge = "edge_s" if "edge_s" in has else "NULL AS edge_s"
-    cols = _COLUMNS.format(edge=edge, step="rate_step" if "rate_step" in has else "NULL AS rate_step")
+    cols = _COLUMNS.format(
+        edge=edge, step="rate_step" if "rate_step" in has else "NULL AS rate_step",
+        bends=("bend_start, bend_end, uncounted_share" if "uncounted_share" in has
+               else "NULL AS bend_start, NULL AS bend_end, NULL AS uncounted_share"))
     # only the directions with a window that could stand Z_RUN above its floor are read (each
     # whole, in order): the rows of the 256-switch hour (1.4M) read into dicts and walked one by
     # one cost tens of seconds of CPU, and few of them come near a floor
@@ -305,8 +308,25 @@ def _step_bound(r: dict) -> float:
     cached value), and over a window that offset times the rate's change is counted at one end
     and not yet at the other; the row's `timing_share` of that interval where the cable's
     other direction measures it."""
+    return _timing_bound(r) + _uncounted_bound(r)
+
+
+def _timing_bound(r: dict) -> float:
+    """`_step_bound`'s part from ends read apart: the rate's change times the read offset."""
     change = r["rate_change"] if r["rate_change"] is not None else 1.0  # unknown: no trust
     return change * _read_offset(r)
+
+
+def _uncounted_bound(r: dict) -> float:
+    """The relative deficit an end's uncounted seconds alone can show (`uncounted_share`: the
+    interval a counter clear fell in, a gap): each end's rate is its count over the seconds it
+    counted, so ends that counted different seconds differ by the rate's variation over the
+    window (its spread at either boundary, its change between them) times that share."""
+    share = r.get("uncounted_share") or 0.0
+    if share <= 0:
+        return 0.0
+    change = r["rate_change"] if r["rate_change"] is not None else 1.0
+    return (change + (r.get("bend_start") or 0.0) + (r.get("bend_end") or 0.0)) * share
 
 
 def _read_offset(r: dict) -> float:
@@ -445,13 +465,33 @@ def _span_timing(rows: list[dict]) -> float:
     total = sum(sent)
     if total <= 0:
         return 0.0
-    summed = sum(_step_bound(r) * s for r, s in zip(rows, sent, strict=True)) / total
+    summed = sum(_timing_bound(r) * s for r, s in zip(rows, sent, strict=True)) / total
+    # seconds an end did not count: per window, whichever windows the span holds
+    uncounted = sum(_uncounted_bound(r) * s for r, s in zip(rows, sent, strict=True)) / total
     adjacent = all(a["window_end"] == b["window_start"] for a, b in itertools.pairwise(rows))
     if not adjacent or any(r.get("rate_step") is None for r in rows):
-        return summed
+        return summed + uncounted + sum(_span_bends([r], [s], total) for r, s in
+                                        zip(rows, sent, strict=True))
     offset = max(_read_offset(r) for r in rows)
     steps = abs(sum(r["rate_step"] * s for r, s in zip(rows, sent, strict=True))) / total
-    return min(summed, offset * steps)
+    return min(summed, offset * steps) + _span_bends(rows, sent, total) + uncounted
+
+
+def _span_bends(rows: list[dict], sent: list[float], total: float) -> float:
+    """What linear interpolation can move in adjacent windows' deficit ratio taken together: a
+    count read between two samples is interpolated, and a rate that steps inside the interval
+    straddling a boundary puts it off by up to the step times a quarter of the interval (a
+    step from a to b at time s of an interval T off by |a - b| s (T - s) / T at most), at each
+    end by its own phase, both the same way: their difference is no more than that. Inner
+    boundaries count the same interpolated read in the window before and after, so only the
+    span's two outer ones stay (`bend_start` of the first, `bend_end` of the last: the spread of
+    the sent rate within a sample interval of the boundary, a share of the window's rate)."""
+    first, last = rows[0], rows[-1]
+    spread = ((first.get("bend_start") or 0.0) * sent[0]
+              + (last.get("bend_end") or 0.0) * sent[-1])
+    window_s = (first["window_end"] - first["window_start"]).total_seconds()
+    interval = max(r["sample_s"] or window_s for r in (first, last))
+    return spread * interval / (4 * max(window_s, 1e-9) * total)
 
 
 def _span_z(series: list[dict], first: int, last: int,
@@ -610,17 +650,29 @@ def short_flaps(moves: list[dict], outages: dict[str, list[tuple[datetime, datet
     interval of an outage's start or end: one transition, not a flap (a flap is down and up),
     a net change of state that the state read of the same poll missed (a read's counters and
     oper status are not one instant: the project's seed 18023, carrier 1 -> 2 at a read that
-    still says up, down from the next read on, the link down once)."""
+    still says up, down from the next read on, the link down once). A down-event counter's move
+    in the interval just before an outage starts holds that outage's down where no move of the
+    same counter overlaps the start (the read stamped before the down that it counted: writer2
+    seed 21038, link_down_events +1 over 07:00:47.9-57.9, the down logged at 07:00:58.1 and
+    58.5): one down fewer, a flap only if more remain."""
     out: dict[str, list[dict]] = {}
     for m in moves:
         known = outages.get(m["link"], [])
         if any(s <= m["ts"] and m["ts_start"] <= e for s, e in known):
             continue
+        gap = m["ts"] - m["ts_start"]
         if m["counter"] == "carrier_transitions" and int(m["delta"]) % 2 == 1:
-            gap = m["ts"] - m["ts_start"]
             if any(m["ts"] < s <= m["ts"] + gap or m["ts_start"] - gap <= e < m["ts_start"]
                    for s, e in known):
                 continue
+        elif m["counter"] != "carrier_transitions":
+            early = [s for s, _ in known if m["ts"] < s <= m["ts"] + gap and not any(
+                o["port"] == m["port"] and o["counter"] == m["counter"]
+                and o["ts_start"] <= s <= o["ts"] for o in moves)]
+            if early:
+                if m["delta"] <= 1:
+                    continue
+                m = {**m, "delta": m["delta"] - 1}
         out.setdefault(m["link"], []).append(m)
     return out
 

@@ -188,7 +188,10 @@ def port_windows(ra: RateArrays, span: Span) -> Sums:
 
 def port_edges(ra: RateArrays, span: Span) -> Sums:
     """`_resid_edges` keyed by port code `pc`: per boundary b the sent rates over a sample
-    interval (the port's median) either side of it."""
+    interval (the port's median) either side of it (`*_per_s`), and their spread (`*_spread`:
+    the highest less the lowest rate of the reads that overlap it, which bounds how far a
+    count interpolated linearly at b can be off: a step inside the read interval that
+    straddles b)."""
     src = _rows(ra, span, reset_too=False)
     W = span.window_s
     pc = ra.pc[src]  # ascending: each port's rows consecutive
@@ -211,6 +214,10 @@ def port_edges(ra: RateArrays, span: Span) -> Sums:
         with np.errstate(invalid="ignore", divide="ignore"):
             out.values[name] = num / den
         out.present[name] = grp.any(m) & (den != 0)
+        spread = name.replace("_per_s", "_spread")
+        out.values[spread] = (grp.greatest(np.where(m, v, -np.inf))
+                              - grp.least(np.where(m, v, np.inf)))
+        out.present[spread] = out.present[name]
     return out
 
 
@@ -264,7 +271,7 @@ def link_pairs(ports: Sums, edges: Sums, tx: np.ndarray, rx: np.ndarray, n_win: 
         cols[prefix + "last_t"] = pa.array(last[p], mask=~ok)
     for prefix, b in (("e0_", w), ("e1_", w + 1)):
         at = np.where(t >= 0, edge[t * (n_win + 1) + b], -1)
-        for name in ("packets_per_s", "bytes_per_s"):
+        for name in ("packets_per_s", "bytes_per_s", "packets_spread", "bytes_spread"):
             cols[prefix + name] = gather(edges, at, name)
     return pa.table(cols)
 
