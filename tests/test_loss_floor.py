@@ -361,6 +361,26 @@ def test_a_loss_in_one_window_between_rate_steps_that_cancel_is_found(tmp_path):
         "link_degraded", fault["root_cause"]["id"])
 
 
+def test_a_loss_in_a_window_with_a_counter_clear_is_found(tmp_path):
+    """writer2 seed 21026: a silent loss of 1.6% over 21:02:02-21:03:28 on a spine-super cable,
+    the super's counters cleared at 21:01:55: the read interval over the clear straddles
+    21:02:00, and both windows it touched were `reset` (not computable) though each end still
+    counted over 90% of them; the loss was left with 28 s in one window (z 3.4): no incident."""
+    from benchmarks.writer2 import write_bundle
+    from replay.investigate import investigate
+
+    labels = write_bundle(tmp_path / "b", 21026, "silent_loss")
+    (fault,) = labels["faults"]
+    incs = investigate(tmp_path / "b", tmp_path / "s.duckdb")["incidents"]
+    assert incs and (incs[0]["kind"], incs[0]["root_cause"]["id"]) == (
+        "link_degraded", fault["root_cause"]["id"])
+    con = duckdb.connect(str(tmp_path / "s.duckdb"), read_only=True)
+    share = con.execute("SELECT max(uncounted_share) FROM link_residuals WHERE status = 'ok' "
+                        "AND link_id = ?", [fault["root_cause"]["id"]]).fetchone()[0]
+    con.close()
+    assert 0 < share < 0.1  # the clear's window, counted over the rest
+
+
 def test_a_cable_losing_in_both_directions_window_after_window_is_one_incident(tmp_path):
     """The project's seed 16008 (accuracy.py's b008): both directions of a leaf-spine cable
     short of what was sent over all their windows; the second direction's lasting loss looked
