@@ -321,12 +321,14 @@ def _uncounted_bound(r: dict) -> float:
     """The relative deficit an end's uncounted seconds alone can show (`uncounted_share`: the
     interval a counter clear fell in, a gap): each end's rate is its count over the seconds it
     counted, so ends that counted different seconds differ by the rate's variation over the
-    window (its spread at either boundary, its change between them) times that share."""
+    window (its spread at either boundary, its change between them) times that share: what
+    of them is known (a window at the bundle's end has no rate past its end; a whole one of
+    "no trust" there would undo the 90% an end may leave uncounted, which windows had before)."""
     share = r.get("uncounted_share") or 0.0
     if share <= 0:
         return 0.0
-    change = r["rate_change"] if r["rate_change"] is not None else 1.0
-    return (change + (r.get("bend_start") or 0.0) + (r.get("bend_end") or 0.0)) * share
+    known = (r["rate_change"], r.get("bend_start"), r.get("bend_end"))
+    return sum(v for v in known if v is not None) * share
 
 
 def _read_offset(r: dict) -> float:
@@ -482,7 +484,9 @@ def _span_bends(rows: list[dict], sent: list[float], total: float) -> float:
     count read between two samples is interpolated, and a rate that steps inside the interval
     straddling a boundary puts it off by up to the step times a quarter of the interval (a
     step from a to b at time s of an interval T off by |a - b| s (T - s) / T at most), at each
-    end by its own phase, both the same way: their difference is no more than that. Inner
+    end by its own phase, both the same way: their difference is no more than that, nor more
+    than the step times how far apart the ends read (that error moves by at most the step per
+    second the interval is shifted: the cable's `timing_share` of an interval). Inner
     boundaries count the same interpolated read in the window before and after, so only the
     span's two outer ones stay (`bend_start` of the first, `bend_end` of the last: the spread of
     the sent rate within a sample interval of the boundary, a share of the window's rate)."""
@@ -491,7 +495,8 @@ def _span_bends(rows: list[dict], sent: list[float], total: float) -> float:
               + (last.get("bend_end") or 0.0) * sent[-1])
     window_s = (first["window_end"] - first["window_start"]).total_seconds()
     interval = max(r["sample_s"] or window_s for r in (first, last))
-    return spread * interval / (4 * max(window_s, 1e-9) * total)
+    apart = min(0.25, max(r.get("timing_share", 1.0) for r in (first, last)))
+    return spread * interval * apart / (max(window_s, 1e-9) * total)
 
 
 def _span_z(series: list[dict], first: int, last: int,

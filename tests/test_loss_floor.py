@@ -326,6 +326,9 @@ def test_interpolation_over_adjacent_windows_is_bounded_at_the_outer_boundaries_
     rows = [{**_window(1, 0.0), "bend_start": 1.8, "bend_end": 0.7},
             {**_window(2, 0.0), "bend_start": 0.7, "bend_end": 0.04}]
     assert _span_timing(rows) == pytest.approx((1.8 + 0.04) * 1e6 * 15 / (4 * 60 * 2e6))
+    # ends read close together (a tenth of an interval apart): their errors differ by less
+    near = [{**r, "timing_share": 0.1} for r in rows]
+    assert _span_timing(near) == pytest.approx((1.8 + 0.04) * 1e6 * 15 * 0.1 / (60 * 2e6))
     assert _span_timing(rows[:1]) == pytest.approx((1.8 + 0.7) * 15 / (4 * 60))
 
 
