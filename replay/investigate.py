@@ -140,7 +140,8 @@ def views_once(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
                             f"SELECT * FROM {main}.link_state_intervals")
                 if key is not None:
                     analysis_cache.save(con, main, key)
-            yield
+            with analysis_cache.keyed(con, main, key):
+                yield
         finally:
             forget_rates(con)  # the arrays of temp.port_rates go with it
             forget_sums(con)

@@ -10,6 +10,7 @@ intervals. On the 256-switch hour the SQL of the two took 21 s of CPU (hash aggr
 
 from __future__ import annotations
 
+import dataclasses
 import weakref
 from dataclasses import dataclass
 
@@ -17,6 +18,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
+from replay import analysis_cache
 from replay.rate_arrays import OWN_INTERVAL, RateArrays, epoch_us, rate_arrays
 
 
@@ -313,8 +315,35 @@ def sums_for(con: duckdb.DuckDBPyConnection, span: Span) -> PortSums:
 
 
 def _compute(con: duckdb.DuckDBPyConnection, span: Span) -> PortSums:
+    """The span's sums: the store's copy for this span (replay.analysis_cache), else from the
+    rate arrays (and kept there)."""
+    params = dataclasses.astuple(span)
+    parts = {name: analysis_cache.load_arrays(con, name, params)
+             for name in ("port_windows", "port_edges", "port_codes")}
+    if all(p is not None for p in parts.values()):
+        codes = parts["port_codes"]
+        return PortSums(span, _sums_of(parts["port_windows"]), _sums_of(parts["port_edges"]),
+                        codes["ports"].tolist(), codes["devices"].tolist())
     ra = rate_arrays(con)
-    return PortSums(span, port_windows(ra, span), port_edges(ra, span), ra.ports, ra.devices)
+    out = PortSums(span, port_windows(ra, span), port_edges(ra, span), ra.ports, ra.devices)
+    for name, sums in (("port_windows", out.windows), ("port_edges", out.edges)):
+        analysis_cache.save_arrays(con, name, params, _arrays_of(sums))
+    analysis_cache.save_arrays(con, "port_codes", params,
+                               {"ports": np.array(out.ports, dtype=object),
+                                "devices": np.array(out.devices, dtype=object)})
+    return out
+
+
+def _arrays_of(sums: Sums) -> dict[str, np.ndarray]:
+    """A Sums as flat named arrays (`_sums_of` reads them back)."""
+    return {"pc": sums.pc, "slot": sums.slot, **{f"v_{k}": v for k, v in sums.values.items()},
+            **{f"p_{k}": v for k, v in sums.present.items()}}
+
+
+def _sums_of(arrays: dict[str, np.ndarray]) -> Sums:
+    return Sums(arrays["pc"], arrays["slot"],
+                {k[2:]: v for k, v in arrays.items() if k.startswith("v_")},
+                {k[2:]: v for k, v in arrays.items() if k.startswith("p_")})
 
 
 def forget_sums(con: duckdb.DuckDBPyConnection) -> None:
