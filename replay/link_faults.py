@@ -15,13 +15,14 @@ residual, a link that negotiated a lower speed than its peers, flaps shorter tha
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Callable
 from datetime import datetime
 
 import duckdb
 
+from replay.loss_bounds import span_timing as _span_timing
+from replay.loss_bounds import step_bound as _step_bound
 from replay.residuals import (
     MAD_TO_SIGMA,
     MIN_FLOOR_ROWS,
@@ -302,42 +303,6 @@ def _sigma(r: dict, floors: dict[int | None, NoiseFloor]) -> float:
     return max(_floor_of(r, floors).sigma, r["granularity"] or 0.0, 1e-9)
 
 
-def _step_bound(r: dict) -> float:
-    """The relative deficit a step in traffic alone can show in this window: counters of the
-    two ends may be stamped up to a sample interval apart (clock skew, an exporter serving a
-    cached value), and over a window that offset times the rate's change is counted at one end
-    and not yet at the other; the row's `timing_share` of that interval where the cable's
-    other direction measures it."""
-    return _timing_bound(r) + _uncounted_bound(r)
-
-
-def _timing_bound(r: dict) -> float:
-    """`_step_bound`'s part from ends read apart: the rate's change times the read offset."""
-    change = r["rate_change"] if r["rate_change"] is not None else 1.0  # unknown: no trust
-    return change * _read_offset(r)
-
-
-def _uncounted_bound(r: dict) -> float:
-    """The relative deficit an end's uncounted seconds alone can show (`uncounted_share`: the
-    interval a counter clear fell in, a gap): each end's rate is its count over the seconds it
-    counted, so ends that counted different seconds differ by the rate's variation over the
-    window (its spread at either boundary, its change between them) times that share: what
-    of them is known (a window at the bundle's end has no rate past its end; a whole one of
-    "no trust" there would undo the 90% an end may leave uncounted, which windows had before)."""
-    share = r.get("uncounted_share") or 0.0
-    if share <= 0:
-        return 0.0
-    known = (r["rate_change"], r.get("bend_start"), r.get("bend_end"))
-    return sum(v for v in known if v is not None) * share
-
-
-def _read_offset(r: dict) -> float:
-    """How far apart the two ends' reads can be, as a share of the window: the row's
-    `timing_share` of a sample interval (`_SHARES_CTE` measures it), else a whole one."""
-    window_s = (r["window_end"] - r["window_start"]).total_seconds()
-    return r.get("timing_share", 1.0) * (r["sample_s"] or window_s) / max(window_s, 1e-9)
-
-
 # the noise of a direction's deficit ratio summed over k adjacent windows, for a row of it
 SpanNoise = Callable[[dict, int], float]
 
@@ -451,52 +416,6 @@ def _summed_z(rows: list[dict], floors: dict[int | None, NoiseFloor], noise: Spa
     timing can move (`_step_bound`), over the noise of a sum of that many windows."""
     excess = sum(_excess(r, floors) for r in rows) - _span_timing(rows) * len(rows)
     return excess / max(noise(r, len(rows)) for r in rows)
-
-
-def _span_timing(rows: list[dict]) -> float:
-    """What read timing can move in the deficit ratio of adjacent windows taken together (the
-    rows of one direction, consecutive, of one basis): ends read an offset apart disagree over
-    a span by that offset times the rate's change between the span's two ends, and adjacent
-    windows share a boundary's rate, so their signed steps (`rate_step`) telescope: a rate
-    that rises in one window and falls back in the next moves nothing over the two. Never more
-    than the windows' own bounds summed (`_step_bound`, weighted by their traffic), which is
-    what windows that are not adjacent (a window left out between them) or a store whose
-    residuals predate `rate_step` get."""
-    basis = rows[0]["basis"]
-    sent = [r[f"sent_{basis}_per_s"] or 0.0 for r in rows]
-    total = sum(sent)
-    if total <= 0:
-        return 0.0
-    summed = sum(_timing_bound(r) * s for r, s in zip(rows, sent, strict=True)) / total
-    # seconds an end did not count: per window, whichever windows the span holds
-    uncounted = sum(_uncounted_bound(r) * s for r, s in zip(rows, sent, strict=True)) / total
-    adjacent = all(a["window_end"] == b["window_start"] for a, b in itertools.pairwise(rows))
-    if not adjacent or any(r.get("rate_step") is None for r in rows):
-        return summed + uncounted + sum(_span_bends([r], [s], total) for r, s in
-                                        zip(rows, sent, strict=True))
-    offset = max(_read_offset(r) for r in rows)
-    steps = abs(sum(r["rate_step"] * s for r, s in zip(rows, sent, strict=True))) / total
-    return min(summed, offset * steps) + _span_bends(rows, sent, total) + uncounted
-
-
-def _span_bends(rows: list[dict], sent: list[float], total: float) -> float:
-    """What linear interpolation can move in adjacent windows' deficit ratio taken together: a
-    count read between two samples is interpolated, and a rate that steps inside the interval
-    straddling a boundary puts it off by up to the step times a quarter of the interval (a
-    step from a to b at time s of an interval T off by |a - b| s (T - s) / T at most), at each
-    end by its own phase, both the same way: their difference is no more than that, nor more
-    than the step times how far apart the ends read (that error moves by at most the step per
-    second the interval is shifted: the cable's `timing_share` of an interval). Inner
-    boundaries count the same interpolated read in the window before and after, so only the
-    span's two outer ones stay (`bend_start` of the first, `bend_end` of the last: the spread of
-    the sent rate within a sample interval of the boundary, a share of the window's rate)."""
-    first, last = rows[0], rows[-1]
-    spread = ((first.get("bend_start") or 0.0) * sent[0]
-              + (last.get("bend_end") or 0.0) * sent[-1])
-    window_s = (first["window_end"] - first["window_start"]).total_seconds()
-    interval = max(r["sample_s"] or window_s for r in (first, last))
-    apart = min(0.25, max(r.get("timing_share", 1.0) for r in (first, last)))
-    return spread * interval * apart / (max(window_s, 1e-9) * total)
 
 
 def _span_z(series: list[dict], first: int, last: int,
