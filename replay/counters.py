@@ -29,6 +29,7 @@ import numpy as np
 import polars as pl
 import scipy.sparse as sp
 
+from replay import analysis_cache
 from replay.rate_arrays import epoch_us, rate_arrays
 from twin.maxmin import Incidence
 from twin.queueing import MTU, queue_state
@@ -155,6 +156,17 @@ def observed_rates(con: duckdb.DuckDBPyConnection, fabric: Fabric, t_from: datet
     mean of the port's rates (NaN where the port said nothing): the replay's observed load
     and the grid's observed rates, from the analysis' one read of port_rates
     (`replay.rate_arrays`)."""
+    params = [t_from.isoformat(), t_to.isoformat(), window_s, n_win, 2 * fabric.n_cables]
+    kept = analysis_cache.load_arrays(con, "observed_rates", params)
+    if kept is not None:  # the store's copy of these windows' rates (replay.analysis_cache)
+        return kept["rates"]
+    out = _observed_rates(con, fabric, t_from, t_to, window_s, n_win)
+    analysis_cache.save_arrays(con, "observed_rates", params, {"rates": out})
+    return out
+
+
+def _observed_rates(con: duckdb.DuckDBPyConnection, fabric: Fabric, t_from: datetime,
+                    t_to: datetime, window_s: float, n_win: int) -> np.ndarray:
     # each mean summed in time order, as `avg(x ORDER BY ts)` sums it (the same bits whatever
     # order DuckDB reads the rows in): the rows come sorted by (port code, ts), so a (port,
     # window) group is a run of consecutive rows in time order
@@ -252,8 +264,13 @@ def _reported_speed(con, fabric: Fabric) -> np.ndarray:
 
 def sample_interval(con) -> float | None:
     """The median of port_rates' intervals (the rate arrays': as DuckDB's median)."""
+    kept = analysis_cache.load_arrays(con, "sample_interval", [])
+    if kept is not None:
+        return float(kept["s"][0]) or None
     interval = rate_arrays(con).interval_s
-    return (float(np.median(interval)) if interval.size else 0.0) or None
+    s = float(np.median(interval)) if interval.size else 0.0
+    analysis_cache.save_arrays(con, "sample_interval", [], {"s": np.array([s])})
+    return s or None
 
 
 def _packet_bytes(fabric: Fabric, obs: np.ndarray) -> np.ndarray:

@@ -36,6 +36,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from replay import analysis_cache
 from replay.counters import (
     build_grid,
     nominal_fabric,
@@ -135,7 +136,8 @@ def replay(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
     # the rate arrays' other readers, served now: their 0.85 GB (the 256-switch hour) go
     # before the twin runs, the residuals' port sums (0.3 GB) and the interval stay
     interval = sample_interval(con)
-    if rates_kept(con):  # (outside views_once the residuals read port_rates themselves)
+    # (outside views_once the residuals read port_rates themselves)
+    if rates_kept(con) or analysis_cache.keyed_now(con):
         keep_sums(con, span_of(t_from, t_to, window_s, n_win))
         forget_rates(con)
     obs_tx, obs_rx = rates[0], rates[1]  # RATE_COLUMN's bytes

@@ -121,10 +121,10 @@ def views_once(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """Within this block `port_rates` and `link_state_intervals` are computed once: temp tables
     of the same names shadow the views (replay and every detector read them; a view computes
     again each time). In a DuckDB file open for writing they are kept between runs
-    (`replay.analysis_cache`): read back while the store's files are unchanged. Memory:
+    (`replay.analysis_cache`): read back, through temp views of the same names, while the
+    store's files are unchanged. Memory:
     FABTWIN_ANALYSIS_MEMORY (default 4GB) while it lasts."""
-    if con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary "
-                   "AND table_name = 'port_rates'").fetchone()[0]:
+    if _temp_kind(con, "port_rates"):
         yield  # an enclosing block made them
         return
     main = f'"{con.execute("SELECT current_database()").fetchone()[0]}".main'
@@ -140,12 +140,25 @@ def views_once(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
                             f"SELECT * FROM {main}.link_state_intervals")
                 if key is not None:
                     analysis_cache.save(con, main, key)
-            yield
+            with analysis_cache.keyed(con, main, key):
+                yield
         finally:
             forget_rates(con)  # the arrays of temp.port_rates go with it
             forget_sums(con)
             for view in SHADOWED_VIEWS:
-                con.execute(f"DROP TABLE IF EXISTS temp.{view}")
+                kind = _temp_kind(con, view)
+                if kind:
+                    con.execute(f"DROP {kind} temp.{view}")
+
+
+def _temp_kind(con: duckdb.DuckDBPyConnection, name: str) -> str | None:
+    """TABLE or VIEW: what of that name the connection's temp schema holds, None if nothing
+    (views_once computes a temp table, or reads the store's copy through a temp view)."""
+    row = con.execute("""
+        SELECT 'TABLE' FROM duckdb_tables() WHERE temporary AND table_name = $n
+        UNION ALL SELECT 'VIEW' FROM duckdb_views() WHERE temporary AND view_name = $n""",
+                      {"n": name}).fetchone()
+    return row[0] if row else None
 
 
 # one part computes the rates of 92M samples in about 1 GB (a hash aggregate, no window over

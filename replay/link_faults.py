@@ -15,13 +15,14 @@ residual, a link that negotiated a lower speed than its peers, flaps shorter tha
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Callable
 from datetime import datetime
 
 import duckdb
 
+from replay.loss_bounds import span_timing as _span_timing
+from replay.loss_bounds import step_bound as _step_bound
 from replay.residuals import (
     MAD_TO_SIGMA,
     MIN_FLOOR_ROWS,
@@ -55,7 +56,7 @@ def ensure_residuals(con: duckdb.DuckDBPyConnection) -> None:
 _COLUMNS = """window_start, window_end, link_id, tx_port, rx_port, sent_packets_per_s,
                received_packets_per_s, sent_bytes_per_s, received_bytes_per_s, deficit_ratio,
                deficit_packets_per_s, basis, sample_s, rate_change, granularity, errors_per_s,
-               sender_pause_per_s, status, {edge}, {step}"""
+               sender_pause_per_s, status, {edge}, {step}, {bends}"""
 
 
 def _direction_rows(con: duckdb.DuckDBPyConnection, key: tuple[str, str], cols: str,
@@ -76,7 +77,10 @@ def find_silent_loss(con: duckdb.DuckDBPyConnection) -> list[Incident]:
     # a store whose residuals predate `edge_s` (read-only: not recomputed) trusts no edge window
     has = {d[0] for d in con.execute("SELECT * FROM link_residuals LIMIT 0").description}
     edge = "edge_s" if "edge_s" in has else "NULL AS edge_s"
-    cols = _COLUMNS.format(edge=edge, step="rate_step" if "rate_step" in has else "NULL AS rate_step")
+    cols = _COLUMNS.format(
+        edge=edge, step="rate_step" if "rate_step" in has else "NULL AS rate_step",
+        bends=("bend_start, bend_end, uncounted_share" if "uncounted_share" in has
+               else "NULL AS bend_start, NULL AS bend_end, NULL AS uncounted_share"))
     # only the directions with a window that could stand Z_RUN above its floor are read (each
     # whole, in order): the rows of the 256-switch hour (1.4M) read into dicts and walked one by
     # one cost tens of seconds of CPU, and few of them come near a floor
@@ -299,23 +303,6 @@ def _sigma(r: dict, floors: dict[int | None, NoiseFloor]) -> float:
     return max(_floor_of(r, floors).sigma, r["granularity"] or 0.0, 1e-9)
 
 
-def _step_bound(r: dict) -> float:
-    """The relative deficit a step in traffic alone can show in this window: counters of the
-    two ends may be stamped up to a sample interval apart (clock skew, an exporter serving a
-    cached value), and over a window that offset times the rate's change is counted at one end
-    and not yet at the other; the row's `timing_share` of that interval where the cable's
-    other direction measures it."""
-    change = r["rate_change"] if r["rate_change"] is not None else 1.0  # unknown: no trust
-    return change * _read_offset(r)
-
-
-def _read_offset(r: dict) -> float:
-    """How far apart the two ends' reads can be, as a share of the window: the row's
-    `timing_share` of a sample interval (`_SHARES_CTE` measures it), else a whole one."""
-    window_s = (r["window_end"] - r["window_start"]).total_seconds()
-    return r.get("timing_share", 1.0) * (r["sample_s"] or window_s) / max(window_s, 1e-9)
-
-
 # the noise of a direction's deficit ratio summed over k adjacent windows, for a row of it
 SpanNoise = Callable[[dict, int], float]
 
@@ -429,29 +416,6 @@ def _summed_z(rows: list[dict], floors: dict[int | None, NoiseFloor], noise: Spa
     timing can move (`_step_bound`), over the noise of a sum of that many windows."""
     excess = sum(_excess(r, floors) for r in rows) - _span_timing(rows) * len(rows)
     return excess / max(noise(r, len(rows)) for r in rows)
-
-
-def _span_timing(rows: list[dict]) -> float:
-    """What read timing can move in the deficit ratio of adjacent windows taken together (the
-    rows of one direction, consecutive, of one basis): ends read an offset apart disagree over
-    a span by that offset times the rate's change between the span's two ends, and adjacent
-    windows share a boundary's rate, so their signed steps (`rate_step`) telescope: a rate
-    that rises in one window and falls back in the next moves nothing over the two. Never more
-    than the windows' own bounds summed (`_step_bound`, weighted by their traffic), which is
-    what windows that are not adjacent (a window left out between them) or a store whose
-    residuals predate `rate_step` get."""
-    basis = rows[0]["basis"]
-    sent = [r[f"sent_{basis}_per_s"] or 0.0 for r in rows]
-    total = sum(sent)
-    if total <= 0:
-        return 0.0
-    summed = sum(_step_bound(r) * s for r, s in zip(rows, sent, strict=True)) / total
-    adjacent = all(a["window_end"] == b["window_start"] for a, b in itertools.pairwise(rows))
-    if not adjacent or any(r.get("rate_step") is None for r in rows):
-        return summed
-    offset = max(_read_offset(r) for r in rows)
-    steps = abs(sum(r["rate_step"] * s for r, s in zip(rows, sent, strict=True))) / total
-    return min(summed, offset * steps)
 
 
 def _span_z(series: list[dict], first: int, last: int,
@@ -610,17 +574,29 @@ def short_flaps(moves: list[dict], outages: dict[str, list[tuple[datetime, datet
     interval of an outage's start or end: one transition, not a flap (a flap is down and up),
     a net change of state that the state read of the same poll missed (a read's counters and
     oper status are not one instant: the project's seed 18023, carrier 1 -> 2 at a read that
-    still says up, down from the next read on, the link down once)."""
+    still says up, down from the next read on, the link down once). A down-event counter's move
+    in the interval just before an outage starts holds that outage's down where no move of the
+    same counter overlaps the start (the read stamped before the down that it counted: writer2
+    seed 21038, link_down_events +1 over 07:00:47.9-57.9, the down logged at 07:00:58.1 and
+    58.5): one down fewer, a flap only if more remain."""
     out: dict[str, list[dict]] = {}
     for m in moves:
         known = outages.get(m["link"], [])
         if any(s <= m["ts"] and m["ts_start"] <= e for s, e in known):
             continue
+        gap = m["ts"] - m["ts_start"]
         if m["counter"] == "carrier_transitions" and int(m["delta"]) % 2 == 1:
-            gap = m["ts"] - m["ts_start"]
             if any(m["ts"] < s <= m["ts"] + gap or m["ts_start"] - gap <= e < m["ts_start"]
                    for s, e in known):
                 continue
+        elif m["counter"] != "carrier_transitions":
+            early = [s for s, _ in known if m["ts"] < s <= m["ts"] + gap and not any(
+                o["port"] == m["port"] and o["counter"] == m["counter"]
+                and o["ts_start"] <= s <= o["ts"] for o in moves)]
+            if early:
+                if m["delta"] <= 1:
+                    continue
+                m = {**m, "delta": m["delta"] - 1}
         out.setdefault(m["link"], []).append(m)
     return out
 

@@ -10,6 +10,7 @@ intervals. On the 256-switch hour the SQL of the two took 21 s of CPU (hash aggr
 
 from __future__ import annotations
 
+import dataclasses
 import weakref
 from dataclasses import dataclass
 
@@ -17,6 +18,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
+from replay import analysis_cache
 from replay.rate_arrays import OWN_INTERVAL, RateArrays, epoch_us, rate_arrays
 
 
@@ -188,7 +190,10 @@ def port_windows(ra: RateArrays, span: Span) -> Sums:
 
 def port_edges(ra: RateArrays, span: Span) -> Sums:
     """`_resid_edges` keyed by port code `pc`: per boundary b the sent rates over a sample
-    interval (the port's median) either side of it."""
+    interval (the port's median) either side of it (`*_per_s`), and their spread (`*_spread`:
+    the highest less the lowest rate of the reads that overlap it, which bounds how far a
+    count interpolated linearly at b can be off: a step inside the read interval that
+    straddles b)."""
     src = _rows(ra, span, reset_too=False)
     W = span.window_s
     pc = ra.pc[src]  # ascending: each port's rows consecutive
@@ -211,6 +216,10 @@ def port_edges(ra: RateArrays, span: Span) -> Sums:
         with np.errstate(invalid="ignore", divide="ignore"):
             out.values[name] = num / den
         out.present[name] = grp.any(m) & (den != 0)
+        spread = name.replace("_per_s", "_spread")
+        out.values[spread] = (grp.greatest(np.where(m, v, -np.inf))
+                              - grp.least(np.where(m, v, np.inf)))
+        out.present[spread] = out.present[name]
     return out
 
 
@@ -264,7 +273,7 @@ def link_pairs(ports: Sums, edges: Sums, tx: np.ndarray, rx: np.ndarray, n_win: 
         cols[prefix + "last_t"] = pa.array(last[p], mask=~ok)
     for prefix, b in (("e0_", w), ("e1_", w + 1)):
         at = np.where(t >= 0, edge[t * (n_win + 1) + b], -1)
-        for name in ("packets_per_s", "bytes_per_s"):
+        for name in ("packets_per_s", "bytes_per_s", "packets_spread", "bytes_spread"):
             cols[prefix + name] = gather(edges, at, name)
     return pa.table(cols)
 
@@ -306,8 +315,35 @@ def sums_for(con: duckdb.DuckDBPyConnection, span: Span) -> PortSums:
 
 
 def _compute(con: duckdb.DuckDBPyConnection, span: Span) -> PortSums:
+    """The span's sums: the store's copy for this span (replay.analysis_cache), else from the
+    rate arrays (and kept there)."""
+    params = dataclasses.astuple(span)
+    parts = {name: analysis_cache.load_arrays(con, name, params)
+             for name in ("port_windows", "port_edges", "port_codes")}
+    if all(p is not None for p in parts.values()):
+        codes = parts["port_codes"]
+        return PortSums(span, _sums_of(parts["port_windows"]), _sums_of(parts["port_edges"]),
+                        codes["ports"].tolist(), codes["devices"].tolist())
     ra = rate_arrays(con)
-    return PortSums(span, port_windows(ra, span), port_edges(ra, span), ra.ports, ra.devices)
+    out = PortSums(span, port_windows(ra, span), port_edges(ra, span), ra.ports, ra.devices)
+    for name, sums in (("port_windows", out.windows), ("port_edges", out.edges)):
+        analysis_cache.save_arrays(con, name, params, _arrays_of(sums))
+    analysis_cache.save_arrays(con, "port_codes", params,
+                               {"ports": np.array(out.ports, dtype=object),
+                                "devices": np.array(out.devices, dtype=object)})
+    return out
+
+
+def _arrays_of(sums: Sums) -> dict[str, np.ndarray]:
+    """A Sums as flat named arrays (`_sums_of` reads them back)."""
+    return {"pc": sums.pc, "slot": sums.slot, **{f"v_{k}": v for k, v in sums.values.items()},
+            **{f"p_{k}": v for k, v in sums.present.items()}}
+
+
+def _sums_of(arrays: dict[str, np.ndarray]) -> Sums:
+    return Sums(arrays["pc"], arrays["slot"],
+                {k[2:]: v for k, v in arrays.items() if k.startswith("v_")},
+                {k[2:]: v for k, v in arrays.items() if k.startswith("p_")})
 
 
 def forget_sums(con: duckdb.DuckDBPyConnection) -> None:

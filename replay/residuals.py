@@ -102,9 +102,9 @@ def compute_residuals(con: duckdb.DuckDBPyConnection, windows: Windows | None = 
 
     if schema == "main":
         ensure_results(con)
-        # a store whose link_residuals predates `edge_s` or `rate_step`: the columns added (in
-        # the order of the table's DDL), the rows replaced
-        for column in ("edge_s", "rate_step"):
+        # a store whose link_residuals predates `edge_s`, `rate_step` or the bends: the columns
+        # added (in the order of the table's DDL), the rows replaced
+        for column in ("edge_s", "rate_step", "bend_start", "bend_end", "uncounted_share"):
             con.execute(f"ALTER TABLE main.link_residuals ADD COLUMN IF NOT EXISTS {column} DOUBLE")
     else:  # the tables' own DDL, as temp tables (a read-only or older store may lack them)
         for ddl in _residual_ddl():

@@ -48,6 +48,54 @@ def test_a_second_investigate_reads_the_stored_analysis(tmp_path, monkeypatch):
     assert _key(db) == key
 
 
+def test_a_second_investigate_reads_no_rate_into_arrays(tmp_path, monkeypatch):
+    """The observed rates, the residuals' port sums and the sample interval are kept beside the
+    copies (replay.analysis_cache.save_arrays): a second diagnosis never reads port_rates into
+    arrays, and says the same, down to every residual row."""
+    import replay.counters as counters
+    import replay.port_sums as port_sums
+
+    db = tmp_path / "s.duckdb"
+    first = investigate(BUNDLE, db)
+    con = duckdb.connect(str(db), read_only=True)
+    residuals = con.execute("SELECT * FROM link_residuals ORDER BY ALL").fetchall()
+    sets = {r[0] for r in con.execute("SELECT name FROM analysis_derived").fetchall()}
+    con.close()
+    assert sets == {"observed_rates", "sample_interval", "port_windows", "port_edges",
+                    "port_codes"}
+    monkeypatch.setattr(inv, "_materialize_rates", _no_compute)
+    for module in (counters, port_sums):
+        monkeypatch.setattr(module, "rate_arrays", _no_compute)
+    again = investigate(BUNDLE, db)
+    assert again["incidents"] == first["incidents"]
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT * FROM link_residuals ORDER BY ALL").fetchall() == residuals
+    con.close()
+
+
+def test_derived_arrays_of_other_windows_are_computed_again(tmp_path):
+    """A replay of other windows (another --window) finds no arrays of its own and computes
+    them; the key the copies were computed for is part of every set's."""
+    import numpy as np
+
+    from replay.analysis_cache import keyed, load_arrays, save_arrays
+
+    con = duckdb.connect(str(tmp_path / "s.duckdb"))
+    with keyed(con, "main", "k1"):
+        save_arrays(con, "observed_rates", [60.0], {"rates": np.arange(6.0).reshape(2, 3)})
+        got = load_arrays(con, "observed_rates", [60.0])
+        assert got is not None and got["rates"].shape == (2, 3) and got["rates"][1, 2] == 5.0
+        assert load_arrays(con, "observed_rates", [30.0]) is None
+    with keyed(con, "main", "k2"):  # the copies recomputed: nothing derived from the old ones
+        assert load_arrays(con, "observed_rates", [60.0]) is None
+    assert load_arrays(con, "observed_rates", [60.0]) is None  # outside a keyed block
+    with keyed(con, "main", None):  # no key (read-only, a lake): nothing saved
+        save_arrays(con, "port_codes", [], {"ports": np.array(["a"], dtype=object)})
+    assert not con.execute("SELECT count(*) FROM duckdb_tables() "
+                           "WHERE table_name = 'analysis_port_codes'").fetchone()[0]
+    con.close()
+
+
 def test_a_bundle_that_gained_files_is_analysed_afresh(tmp_path, monkeypatch):
     bundle = tmp_path / "bundle"
     shutil.copytree(BUNDLE, bundle)

@@ -86,6 +86,30 @@ def test_one_carrier_transition_just_before_an_outage_is_its_onset_not_a_flap():
     outage = {"L": [(t(67.9), t(300.0))]}
     assert short_flaps([move(1)], outage) == {}
     assert short_flaps([move(2)], outage) == {"L": [move(2)]}
-    assert short_flaps([move(1, "link_down_events")], outage) == {"L": [move(1, "link_down_events")]}
     far = {"L": [(t(90.0), t(300.0))]}  # more than a sample interval later: not its onset
+    assert short_flaps([move(1)], far) == {"L": [move(1)]}
+
+
+def test_a_down_counted_just_before_an_outage_is_its_own_down_unless_the_outage_counts_one():
+    # writer2 seed 21038: the NIC's link_down_events +1 over 07:00:47.9-57.9, the down logged
+    # at 07:00:58.1 (leaf) and 58.5 (NIC), no move at the outage itself: the read was stamped
+    # before the down it counted. Where the interval over the outage's start counts a down of
+    # its own, the earlier one is a flap; of two downs before it, one is.
+    from datetime import datetime, timedelta
+
+    from replay.link_faults import short_flaps
+
+    def t(s: float) -> datetime:
+        return datetime(2026, 10, 15, 7) + timedelta(seconds=s)
+
+    def move(delta: float, start: float = 47.9, end: float = 57.9) -> dict:
+        return {"link": "L", "port": "nic:e1", "counter": "link_down_events", "delta": delta,
+                "ts_start": t(start), "ts": t(end)}
+
+    outage = {"L": [(t(58.1), t(300.0))]}
+    assert short_flaps([move(1)], outage) == {}
+    assert short_flaps([move(2)], outage) == {"L": [move(1)]}
+    own = move(1, 57.9, 67.9)  # the outage's down counted where it happened
+    assert short_flaps([move(1), own], outage) == {"L": [move(1)]}
+    far = {"L": [(t(90.0), t(300.0))]}
     assert short_flaps([move(1)], far) == {"L": [move(1)]}

@@ -1,7 +1,8 @@
 -- Conservation residuals (replay/residuals.py fills link_residuals and switch_residuals with
 -- these; `{n_win}` is the number of replay windows, `{window_s}` their length and `{span_s}`
 -- the replay's span in seconds). A rate row whose interval saw a counter reset or clear
--- (`reset`) counts nowhere: the window of that port is marked instead of being guessed.
+-- (`reset`) counts nowhere: a window it leaves under 90% counted is marked `reset` instead
+-- of being guessed, one it leaves more of is counted over the rest (`uncounted_share`).
 
 -- per port and replay window: what it sent and received in the window's own seconds. A sample
 -- interval that straddles a window boundary counts in each window for the share of its seconds
@@ -55,11 +56,14 @@ WITH speed AS (  -- line rate per port where it reports one (bytes/s)
         tx_seen, rx_seen, line_rate, s_quantum_s + r_quantum_s AS quantum_s,
         least(g.w * {window_s} - greatest(sf_first_t, rf_first_t),
               least(sf_last_t, rf_last_t) - g.w * {window_s} - s_window) AS edge_s,
-        (e1 - e0) / nullif(cur, 0) AS rate_step
+        (e1 - e0) / nullif(cur, 0) AS rate_step,
+        b0 / nullif(cur, 0) AS bend_start, b1 / nullif(cur, 0) AS bend_end
     FROM (SELECT p.*, d.link_id, d.tx_port, d.rx_port, d.line_rate,
                  coalesce(s_tx_packets / s_tx_packets_secs, s_tx_bytes / s_tx_bytes_secs) AS cur,
                  coalesce(e0_packets_per_s, e0_bytes_per_s) AS e0,
                  coalesce(e1_packets_per_s, e1_bytes_per_s) AS e1,
+                 coalesce(e0_packets_spread, e0_bytes_spread) AS b0,
+                 coalesce(e1_packets_spread, e1_bytes_spread) AS b1,
                  CASE WHEN s_present OR r_present
                       THEN least({window_s}, {span_s} - p.w * {window_s}) END AS s_window
           FROM _link_pairs p JOIN dirs d USING (d)) g
@@ -83,11 +87,10 @@ SELECT $t0 + to_microseconds(CAST(round(w * $window_us) AS BIGINT)) AS window_st
     errors / least(s_secs, r_secs) AS errors_per_s, sender_pause AS sender_pause_per_s,
     CASE WHEN NOT tx_seen THEN 'sender_silent'
          WHEN NOT rx_seen THEN 'receiver_silent'
-         WHEN reset THEN 'reset'
-         -- an end that covers less of the window (before its first sample, a long gap): the
-         -- two averages would be over different seconds
+         -- an end that covers less of the window (before its first sample, a long gap, the
+         -- interval a counter clear fell in): the two averages would be over different seconds
          WHEN s_secs IS NULL OR r_secs IS NULL OR least(s_secs, r_secs) < 0.9 * s_window
-         THEN 'partial'
+         THEN CASE WHEN reset THEN 'reset' ELSE 'partial' END
          WHEN basis IS NULL THEN 'uncounted'
          -- frames of fewer than 60 bytes on average: a packet counter's clear read as a
          -- 32-bit wrap (byte counters pass 2^32 in a second at these speeds), not traffic
@@ -96,7 +99,8 @@ SELECT $t0 + to_microseconds(CAST(round(w * $window_us) AS BIGINT)) AS window_st
          -- counter leaves out are a visible share: no basis for a loss rate
          WHEN coalesce(sent_packets, sent_bytes) = 0 OR sent_bytes < 0.01 * line_rate THEN 'idle'
          ELSE 'ok' END AS status,
-    edge_s, rate_step
+    edge_s, rate_step, bend_start, bend_end,
+    greatest(0.0, 1.0 - least(s_secs, r_secs) / s_window) AS uncounted_share
 FROM k;
 
 -- per switch and window: everything its ports received against everything they sent (a

@@ -71,7 +71,7 @@ CREATE TABLE IF NOT EXISTS incident_evidence (
 -- a switch's unicast counter never as packets received).
 -- status: ok | idle (nothing, or under 1% of the line rate, sent) | impossible (frames under 60
 -- bytes on average: a packet counter's clear read as a wrap) | reset (a counter reset or clear
--- in the window) | partial (an end's samples cover under 90% of the window) | uncounted |
+-- in the window leaves an end under 90% of it counted) | partial (an end's samples cover under 90% of the window) | uncounted |
 -- sender_silent / receiver_silent (that end exports nothing: seen from the other end only).
 -- Only `ok` rows carry a residual a reader may trust: the others say why not, no guess.
 -- edge_s: seconds between the window and the nearer end of either port's reads (its first or
@@ -79,6 +79,11 @@ CREATE TABLE IF NOT EXISTS incident_evidence (
 -- rate_step: rate_change with its sign, (the rate near the window's end - near its start) / the
 -- window's rate: adjacent windows share a boundary's rate, so over a span of them the steps
 -- telescope to the change between the span's ends (what read timing can move over the span).
+-- bend_start / bend_end: the spread of the sent rate's reads within a sample interval of the
+-- window's start / end boundary, a share of the window's rate (what interpolating a count
+-- inside the read interval that straddles the boundary can be off by: a quarter of the
+-- interval times it). uncounted_share: the share of the window the less covered end did not
+-- count (a counter clear's interval, a gap).
 CREATE TABLE IF NOT EXISTS link_residuals (
     window_start TIMESTAMP NOT NULL, window_end TIMESTAMP NOT NULL,
     link_id VARCHAR NOT NULL, tx_port VARCHAR NOT NULL, rx_port VARCHAR NOT NULL,
@@ -86,7 +91,8 @@ CREATE TABLE IF NOT EXISTS link_residuals (
     sent_packets_per_s DOUBLE, received_packets_per_s DOUBLE,
     deficit_bytes_per_s DOUBLE, deficit_packets_per_s DOUBLE, deficit_ratio DOUBLE,
     basis VARCHAR, sample_s DOUBLE, rate_change DOUBLE, granularity DOUBLE, errors_per_s DOUBLE,
-    sender_pause_per_s DOUBLE, status VARCHAR NOT NULL, edge_s DOUBLE, rate_step DOUBLE
+    sender_pause_per_s DOUBLE, status VARCHAR NOT NULL, edge_s DOUBLE, rate_step DOUBLE,
+    bend_start DOUBLE, bend_end DOUBLE, uncounted_share DOUBLE
 );
 
 -- Per switch and window: what all its ports received against what they sent (in = out);
