@@ -24,6 +24,14 @@ present). Prints wall, CPU, peak RSS and the load average: the machine is shared
 already written (its labels.json there) is reused, never written again (it took 105 minutes).
 
 Last measured (2026-12-01, 2 cores shared with 6 other sessions; CPU is user + system):
+- the hour with the derived arrays kept too and the copies read through temp views, 2026-12-03
+  14:43-15:28, bundle written and ingested afresh (generate 16:05 wall, ingest 5:07), each run
+  `/usr/bin/time fabtwin investigate f256_1h --db COPY --json` on its own copy, nothing else
+  running: a1662a4 (before) first run 95.0 / 105.7 s CPU, store present 54.0 s CPU, 40.6 s wall,
+  5.59 GB; a5861e3 first run 96.3 s CPU, store present 37.9 and 33.8 s CPU, 30.1 / 24.2 s wall,
+  4.12 GB; --json identical to a1662a4's. Where 26 s (cProfile, wall) go: ingest's file check
+  4.0, replay 7.6 (residual SQL 2.3, store_counters 1.7, routing 1.8), detectors 9.4 (explain
+  5.2, find_degraded_links 2.1, silent loss 1.7), views 1.9. Still over the 20 s target.
 - the hour with the analysis tables kept in the store (replay.analysis_cache), 2026-12-03
   12:30-12:39, bundle written and ingested afresh (generate 823 s wall, ingest 405 s), each run
   a fresh `fabtwin investigate f256_1h --db STORE --json` under /usr/bin/time, load 1.5-2.3,

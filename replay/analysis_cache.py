@@ -37,7 +37,7 @@ VERSION = 2  # of the cached tables' layout (2: port_rates sorted): a change inv
 DERIVED_VERSION = 1
 META = "analysis_cache"
 # the views every analysis computes once (replay.investigate.views_once shadows them with temp
-# tables of the same names), and the store's copy of each
+# tables of the same names, or temp views of the store's copies), and the store's copy of each
 SHADOWED_VIEWS = ("port_rates", "link_state_intervals")
 TABLES = {view: f"analysis_{view}" for view in SHADOWED_VIEWS}
 DERIVED = "analysis_derived"  # name, key and shapes of each set of derived arrays
@@ -45,6 +45,18 @@ DERIVED = "analysis_derived"  # name, key and shapes of each set of derived arra
 DERIVED_SETS = ("observed_rates", "sample_interval", "port_windows", "port_edges", "port_codes")
 CACHE_TABLES = (META, *TABLES.values(), DERIVED,
                 *(f"analysis_{name}" for name in DERIVED_SETS))  # every table this module writes
+
+
+def shadow(con: duckdb.DuckDBPyConnection, name: str) -> tuple[str, int] | None:
+    """('TABLE' or 'VIEW', its oid) of the temp relation `name` that shadows the store's view
+    of that name within views_once (a table computed, or a view of the store's copy); None
+    outside one."""
+    row = con.execute("""
+        SELECT 'TABLE', table_oid FROM duckdb_tables() WHERE temporary AND table_name = $n
+        UNION ALL
+        SELECT 'VIEW', view_oid FROM duckdb_views() WHERE temporary AND view_name = $n""",
+                      {"n": name}).fetchone()
+    return (row[0], row[1]) if row else None
 
 
 def writable_file(con: duckdb.DuckDBPyConnection) -> bool:
@@ -85,7 +97,7 @@ def load(con: duckdb.DuckDBPyConnection, main: str, key: str) -> bool:
     were computed for `key` (read where they are: a temp table of them would hold 1.4 GB of
     the 256-switch hour's in memory, and take 1.3 s to fill); False (nothing created) when
     they were not."""
-    if not all(_has(con, t) for t in CACHE_TABLES):
+    if not all(_has(con, t) for t in (META, *TABLES.values())):
         return False
     row = con.execute(f"SELECT key FROM {main}.{META}").fetchone()
     if not row or row[0] != key:

@@ -27,7 +27,6 @@ from collectors.store.lake import open_for_ingest
 from collectors.store.lakeread import is_lake
 from collectors.store.writer import SMALL_STORE_SAMPLES, duckdb_setting, one_thread_if
 from replay import analysis_cache
-from replay.analysis_cache import SHADOWED_VIEWS
 from replay.detectors import DETECTORS, Incident, _iso
 from replay.expected import ReplaySummary, replay
 from replay.explain import explain
@@ -114,17 +113,14 @@ def diagnose(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
     return incidents
 
 
-
-
 @contextmanager
 def views_once(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """Within this block `port_rates` and `link_state_intervals` are computed once: temp tables
     of the same names shadow the views (replay and every detector read them; a view computes
     again each time). In a DuckDB file open for writing they are kept between runs
     (`replay.analysis_cache`): read back, through temp views of the same names, while the
-    store's files are unchanged. Memory:
-    FABTWIN_ANALYSIS_MEMORY (default 4GB) while it lasts."""
-    if _temp_kind(con, "port_rates"):
+    store's files are unchanged. Memory: FABTWIN_ANALYSIS_MEMORY (default 4GB) while it lasts."""
+    if analysis_cache.shadow(con, "port_rates"):
         yield  # an enclosing block made them
         return
     main = f'"{con.execute("SELECT current_database()").fetchone()[0]}".main'
@@ -145,20 +141,10 @@ def views_once(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
         finally:
             forget_rates(con)  # the arrays of temp.port_rates go with it
             forget_sums(con)
-            for view in SHADOWED_VIEWS:
-                kind = _temp_kind(con, view)
-                if kind:
-                    con.execute(f"DROP {kind} temp.{view}")
-
-
-def _temp_kind(con: duckdb.DuckDBPyConnection, name: str) -> str | None:
-    """TABLE or VIEW: what of that name the connection's temp schema holds, None if nothing
-    (views_once computes a temp table, or reads the store's copy through a temp view)."""
-    row = con.execute("""
-        SELECT 'TABLE' FROM duckdb_tables() WHERE temporary AND table_name = $n
-        UNION ALL SELECT 'VIEW' FROM duckdb_views() WHERE temporary AND view_name = $n""",
-                      {"n": name}).fetchone()
-    return row[0] if row else None
+            for view in analysis_cache.SHADOWED_VIEWS:
+                made = analysis_cache.shadow(con, view)
+                if made:
+                    con.execute(f"DROP {made[0]} temp.{view}")
 
 
 # one part computes the rates of 92M samples in about 1 GB (a hash aggregate, no window over

@@ -584,21 +584,26 @@ def short_flaps(moves: list[dict], outages: dict[str, list[tuple[datetime, datet
         known = outages.get(m["link"], [])
         if any(s <= m["ts"] and m["ts_start"] <= e for s, e in known):
             continue
-        gap = m["ts"] - m["ts_start"]
         if m["counter"] == "carrier_transitions" and int(m["delta"]) % 2 == 1:
+            gap = m["ts"] - m["ts_start"]
             if any(m["ts"] < s <= m["ts"] + gap or m["ts_start"] - gap <= e < m["ts_start"]
                    for s, e in known):
                 continue
-        elif m["counter"] != "carrier_transitions":
-            early = [s for s, _ in known if m["ts"] < s <= m["ts"] + gap and not any(
-                o["port"] == m["port"] and o["counter"] == m["counter"]
-                and o["ts_start"] <= s <= o["ts"] for o in moves)]
-            if early:
-                if m["delta"] <= 1:
-                    continue
-                m = {**m, "delta": m["delta"] - 1}
+        elif m["counter"] != "carrier_transitions" and _counted_early(m, known, moves):
+            if m["delta"] <= 1:
+                continue
+            m = {**m, "delta": m["delta"] - 1}
         out.setdefault(m["link"], []).append(m)
     return out
+
+
+def _counted_early(m: dict, known: list[tuple[datetime, datetime]], moves: list[dict]) -> bool:
+    """Whether a down-event move `m` holds the down of an outage starting within a sample
+    interval after it: no move of the same port and counter overlaps that outage's start."""
+    gap = m["ts"] - m["ts_start"]
+    return any(m["ts"] < s <= m["ts"] + gap and not any(
+        o["port"] == m["port"] and o["counter"] == m["counter"] and o["ts_start"] <= s <= o["ts"]
+        for o in moves) for s, _ in known)
 
 
 def flap_episodes(moves: list[dict]) -> list[tuple[datetime, datetime, int, set[str]]]:

@@ -36,6 +36,7 @@ from datetime import datetime
 import duckdb
 import polars as pl
 
+from replay import analysis_cache
 from replay.counters import PAUSE_QUANTA_BITS
 from replay.hosts import HOSTS
 from replay.stored import Incident
@@ -112,20 +113,16 @@ def _device(port: str) -> str:
     return port.split(":", 1)[0]
 
 
-# one analysis (replay.investigate.views_once: port_rates a temp table or view for its duration) reads
-# the facts once for both detectors: connection -> (that table's oid, facts, congestion roots)
+# one analysis (replay.investigate.views_once: port_rates a temp table or view for its
+# duration) reads the facts once for both detectors: connection -> (its oid, facts, roots)
 _ANALYSIS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _analysis(con: duckdb.DuckDBPyConnection) -> tuple[Facts, list[tuple[Hot, list[Hot]]]]:
     """The facts and congestion roots of this analysis, computed once within a views_once
     block (outside one, every call reads the store afresh)."""
-    oid = con.execute("""
-        SELECT max(oid) FROM (
-            SELECT table_oid AS oid FROM duckdb_tables()
-            WHERE temporary AND table_name = 'port_rates'
-            UNION ALL SELECT view_oid FROM duckdb_views()
-            WHERE temporary AND view_name = 'port_rates')""").fetchall()[0][0]
+    made = analysis_cache.shadow(con, "port_rates")
+    oid = made[1] if made else None
     cached = _ANALYSIS.get(con)
     if oid is not None and cached and cached[0] == oid:
         return cached[1], cached[2]
