@@ -374,6 +374,7 @@ VALUES = ("observed", "expected", "healthy", "noise")
 def store_counters(con: duckdb.DuckDBPyConnection, g: Grid) -> int:
     """Replace `expected_counters` with the grid: one row per port and window (window-major),
     four columns per counter (`observed_C`, `expected_C`, `healthy_C`, `noise_C`)."""
+    analysis_cache.forget_tables(con)
     con.execute("DELETE FROM expected_counters")
     n_k, n_p, n_w = g.observed.shape
     starts = np.array(g.bounds, dtype="datetime64[us]")
