@@ -239,7 +239,7 @@ def _observed_down_events(con, fabric: Fabric, bounds: list[datetime], obs: np.n
     a flap shorter than a sample shows there and nowhere else. Decreases are resets: skipped."""
     names = ", ".join(f"'{c}'" for c in DOWN_EVENTS)
     weight = " ".join(f"WHEN '{c}' THEN {v}" for c, v in DOWN_EVENTS.items())
-    df = con.sql(f"""
+    df = analysis_cache.kept_relation(con, "down_events", f"""
         WITH d AS (
             SELECT device, ifname, counter, ts,
                    value - lag(value) OVER (PARTITION BY device, ifname, counter, metric, qualifier
@@ -251,7 +251,7 @@ def _observed_down_events(con, fabric: Fabric, bounds: list[datetime], obs: np.n
             FROM d WHERE ts > ? AND dv IS NOT NULL GROUP BY 1, 2, 3
         )
         SELECT port_id, w, coalesce(max(n), 0) AS n FROM per GROUP BY ALL""",
-                 params=[bounds[-1], bounds[0]]).pl()
+                 [bounds[-1], bounds[0]]).pl()
     _fill(obs, df, fabric, {"link_down_events": "n"})
 
 
