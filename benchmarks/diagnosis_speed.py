@@ -24,6 +24,19 @@ present). Prints wall, CPU, peak RSS and the load average: the machine is shared
 already written (its labels.json there) is reused, never written again (it took 105 minutes).
 
 Last measured (2026-12-01, 2 cores shared with 6 other sessions; CPU is user + system):
+- the hour with the replay's tables kept for the same inputs, the explanation's predictions
+  sparse and the detectors' three scans of every sample kept, 2026-12-03 17:20, on a copy of
+  the store, `/usr/bin/time fabtwin investigate f256_1h --db COPY --json`, nothing else
+  running, load 1.4: first run (the code changed: everything computed and kept) 69.4 s wall,
+  78.7 s CPU, 4.45 GB; store present 14.9 and 14.8 s wall, 19.3 and 19.2 s CPU, 2.7 GB: under
+  the 20 s target. --json identical to 23b96c9's (24-30 s wall, 34-38 s CPU, 4.1 GB). cProfile
+  before the last two cuts (20.8 s): ingest's file check 3.9 (sha256 2.2), replay 5.1
+  (build_grid 2.2, the twin 1.7), explain 5.0, find_degraded_links 2.6.
+- default mode, `--repeat 2`, the 8 gallery bundles (17:25, load 1.2): investigate 2.03-2.65 s
+  wall, 2.04-2.52 s CPU; hand rules 0.41-0.70 s; ratio median 3.7x, max 4.9x (load_imbalance,
+  its rules at 0.42 s). 23b96c9 on the same bundles just after (load 0.6-1.0): investigate
+  2.02-2.49 s, rules 0.51-0.69 s, median 3.9x, max 4.1x. The first run's cost did not move;
+  the ratio moves with the rules' 0.4-0.7 s.
 - the hour with the derived arrays kept too and the copies read through temp views, 2026-12-03
   14:43-15:28, bundle written and ingested afresh (generate 16:05 wall, ingest 5:07), each run
   `/usr/bin/time fabtwin investigate f256_1h --db COPY --json` on its own copy, nothing else

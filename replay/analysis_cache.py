@@ -16,14 +16,23 @@ observed rates per port and window, the residuals' per-port sums, the sample int
 a table `analysis_<name>` with its key in `analysis_derived`: the copies' key and the windows
 they were computed for. A second diagnosis of the same store then never reads the rates into
 arrays at all (on the 256-switch hour 8.76M rows, about 20 s of CPU).
+
+And the replay's own tables (`expected_ports`, `expected_counters`, `link_residuals`,
+`switch_residuals`): a replay whose inputs (the copies' key, the windows, the routing, the
+fabric, the observed rates, link states and traffic groups it feeds the twin) and code are those
+of the replay that wrote them does not write them again (`tables_kept`); any other write of them
+drops their key first (`forget_tables`). Every derived key includes the code (`code_key`: the
+sources of `replay` and `twin`), so a changed program never reads what an older one kept.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import duckdb
 import numpy as np
@@ -33,8 +42,6 @@ import pyarrow as pa
 from collectors.store.schema import sql_text
 
 VERSION = 2  # of the cached tables' layout (2: port_rates sorted): a change invalidates stores' copies
-# of the derived arrays' layout and of the code that computes them: a change invalidates them
-DERIVED_VERSION = 1
 META = "analysis_cache"
 # the views every analysis computes once (replay.investigate.views_once shadows them with temp
 # tables of the same names, or temp views of the store's copies), and the store's copy of each
@@ -43,8 +50,14 @@ TABLES = {view: f"analysis_{view}" for view in SHADOWED_VIEWS}
 DERIVED = "analysis_derived"  # name, key and shapes of each set of derived arrays
 # the sets of derived arrays (`save_arrays`), each in its table analysis_<name>
 DERIVED_SETS = ("observed_rates", "sample_interval", "port_windows", "port_edges", "port_codes")
-CACHE_TABLES = (META, *TABLES.values(), DERIVED,
-                *(f"analysis_{name}" for name in DERIVED_SETS))  # every table this module writes
+# the replay's tables, and the row of analysis_derived naming the inputs they were computed for
+# (its `shapes`: their row counts then; a row deleted by hand is a changed table)
+REPLAY_TABLES = ("expected_ports", "expected_counters", "link_residuals", "switch_residuals")
+KEPT_TABLES = "replay_tables"
+# the detectors' statements over every sample whose results are kept (`kept_rows`)
+KEPT_QUERIES = ("down_events", "counter_flaps", "low_speed")
+CACHE_TABLES = (META, *TABLES.values(), DERIVED,  # every table this module writes
+                *(f"analysis_{name}" for name in DERIVED_SETS + KEPT_QUERIES))
 
 
 def shadow(con: duckdb.DuckDBPyConnection, name: str) -> tuple[str, int] | None:
@@ -89,7 +102,7 @@ def cache_key(con: duckdb.DuckDBPyConnection, main: str) -> str:
 def _has(con: duckdb.DuckDBPyConnection, table: str) -> bool:
     return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE NOT temporary AND "
                             "database_name = current_database() AND schema_name = 'main' "
-                            "AND table_name = ?", [table]).fetchone()[0])
+                            "AND table_name = ?", [table]).fetchall()[0][0])
 
 
 def load(con: duckdb.DuckDBPyConnection, main: str, key: str) -> bool:
@@ -142,9 +155,38 @@ def keyed_now(con: duckdb.DuckDBPyConnection) -> bool:
     return con in _KEYED
 
 
+@functools.cache
+def code_key() -> str:
+    """sha256 of the sources of the packages that compute what is kept (`replay`, `twin`)."""
+    import twin
+
+    h = hashlib.sha256()
+    for root in (Path(__file__).parent, Path(twin.__file__).parent):
+        for path in sorted(p for p in root.rglob("*") if p.suffix in (".py", ".sql")):
+            h.update(f"{root.name}/{path.relative_to(root)}\n".encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def digest(*parts: object) -> str:
+    """sha256 of `parts`: arrays by dtype, shape and bytes, anything else as JSON."""
+    h = hashlib.sha256()
+    for part in parts:
+        if isinstance(part, np.ndarray):
+            h.update(f"{part.dtype}{part.shape}".encode())
+            h.update(memoryview(np.ascontiguousarray(part)).cast("B"))
+        else:
+            h.update(orjson.dumps(part, default=str, option=orjson.OPT_SERIALIZE_NUMPY))
+    return h.hexdigest()
+
+
 def _derived_key(key: str, params: object) -> str:
-    return hashlib.sha256(orjson.dumps([DERIVED_VERSION, key, params],
-                                      option=orjson.OPT_SERIALIZE_NUMPY)).hexdigest()
+    return digest(code_key(), key, params)
+
+
+def _derived_table(con: duckdb.DuckDBPyConnection, main: str) -> None:
+    con.execute(f"CREATE TABLE IF NOT EXISTS {main}.{DERIVED} "
+                "(name VARCHAR PRIMARY KEY, key VARCHAR, shapes VARCHAR)")
 
 
 def load_arrays(con: duckdb.DuckDBPyConnection, name: str,
@@ -172,8 +214,7 @@ def save_arrays(con: duckdb.DuckDBPyConnection, name: str, params: object,
     if got is None:
         return
     main, key = got
-    con.execute(f"CREATE TABLE IF NOT EXISTS {main}.{DERIVED} "
-                "(name VARCHAR PRIMARY KEY, key VARCHAR, shapes VARCHAR)")
+    _derived_table(con, main)
     con.execute(f"DELETE FROM {main}.{DERIVED} WHERE name = ?", [name])
     table = pa.table({k: pa.array(np.asarray(v).ravel()) for k, v in arrays.items()})
     con.register("_derived_arrays", table)
@@ -185,3 +226,96 @@ def save_arrays(con: duckdb.DuckDBPyConnection, name: str, params: object,
     shapes = {k: list(np.shape(v)) for k, v in arrays.items()}
     con.execute(f"INSERT INTO {main}.{DERIVED} VALUES (?, ?, ?)",
                 [name, _derived_key(key, params), orjson.dumps(shapes).decode()])
+
+
+def _kept_table(con: duckdb.DuckDBPyConnection, name: str, sql: str,
+                params: list | None) -> str | None:
+    """The store's table of `sql`'s result for the current key, code and statement, computed
+    now if need be; None outside a `keyed` block."""
+    got = _KEYED.get(con)
+    if got is None:
+        return None
+    assert name in KEPT_QUERIES, name
+    main, key = got
+    table, want = f"{main}.analysis_{name}", _derived_key(key, [sql, params])
+    rows = (con.execute(f"SELECT key FROM {main}.{DERIVED} WHERE name = ?", [name]).fetchall()
+            if _has(con, DERIVED) and _has(con, f"analysis_{name}") else [])
+    if not rows or rows[0][0] != want:
+        _derived_table(con, main)
+        con.execute(f"DELETE FROM {main}.{DERIVED} WHERE name = ?", [name])
+        con.execute(f"CREATE OR REPLACE TABLE {table} AS {sql}", params or [])
+        con.execute(f"INSERT INTO {main}.{DERIVED} VALUES (?, ?, 'rows')", [name, want])
+        con.complete()
+    return table
+
+
+def kept_relation(con: duckdb.DuckDBPyConnection, name: str, sql: str,
+                  params: list | None = None) -> duckdb.DuckDBPyRelation:
+    """The result of `sql` (a SELECT that reads the store's telemetry, not the replay's tables),
+    as a relation: within a `keyed` block the store's copy of it (`analysis_<name>`, name one
+    of KEPT_QUERIES) computed once for the current key, code and statement (on the 256-switch
+    hour each scans 92M samples: 0.2-1 s); else the statement itself. Rows in the statement's
+    order."""
+    table = _kept_table(con, name, sql, params)
+    return con.sql(sql, params=params) if table is None else con.sql(f"SELECT * FROM {table}")
+
+
+def kept_rows(con: duckdb.DuckDBPyConnection, name: str, sql: str,
+              params: list | None = None) -> list[dict]:
+    """`kept_relation`'s rows as dicts keyed by column name."""
+    table = _kept_table(con, name, sql, params)
+    cur = con.execute(sql, params or []) if table is None else \
+        con.execute(f"SELECT * FROM {table}")
+    cols = [d[0] for d in cur.description]
+    return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
+
+
+# connection -> the inputs digest of the replay that just rewrote the replay's tables
+# (`replayed`), for `keep_tables` once the residuals are written too
+_PENDING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _table_rows(con: duckdb.DuckDBPyConnection, main: str) -> list[int]:
+    return [con.execute(f"SELECT count(*) FROM {main}.{t}").fetchall()[0][0]
+            for t in REPLAY_TABLES]
+
+
+def tables_kept(con: duckdb.DuckDBPyConnection, inputs: str) -> bool:
+    """Whether the store's replay tables are those a replay of `inputs` (a `digest`) wrote,
+    under the connection's current key and code, with the row counts it left."""
+    got = _KEYED.get(con)
+    if got is None or not _has(con, DERIVED):
+        return False
+    main, key = got
+    rows = con.execute(f"SELECT key, shapes FROM {main}.{DERIVED} WHERE name = ?",
+                       [KEPT_TABLES]).fetchall()
+    row = rows[0] if rows else None
+    return bool(row and row[0] == _derived_key(key, inputs)
+                and orjson.loads(row[1]) == _table_rows(con, main))
+
+
+def replayed(con: duckdb.DuckDBPyConnection, inputs: str) -> None:
+    """The replay of `inputs` rewrote the replay's tables (within a `keyed` block)."""
+    if con in _KEYED:
+        _PENDING[con] = inputs
+
+
+def keep_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """Record that the replay's tables, residuals included, are those of the inputs `replayed`
+    named last; nothing when no replay named any in this `keyed` block."""
+    inputs, got = _PENDING.pop(con, None), _KEYED.get(con)
+    if inputs is None or got is None:
+        return
+    main, key = got
+    _derived_table(con, main)
+    con.execute(f"DELETE FROM {main}.{DERIVED} WHERE name = ?", [KEPT_TABLES])
+    con.execute(f"INSERT INTO {main}.{DERIVED} VALUES (?, ?, ?)",
+                [KEPT_TABLES, _derived_key(key, inputs),
+                 orjson.dumps(_table_rows(con, main)).decode()])
+
+
+def forget_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """The replay's tables are about to be written: whatever inputs they were kept for, no
+    longer (called by every writer of them, inside a `keyed` block or not)."""
+    if _has(con, DERIVED):
+        con.execute(f"DELETE FROM main.{DERIVED} WHERE name = ?", [KEPT_TABLES])

@@ -239,7 +239,7 @@ def _observed_down_events(con, fabric: Fabric, bounds: list[datetime], obs: np.n
     a flap shorter than a sample shows there and nowhere else. Decreases are resets: skipped."""
     names = ", ".join(f"'{c}'" for c in DOWN_EVENTS)
     weight = " ".join(f"WHEN '{c}' THEN {v}" for c, v in DOWN_EVENTS.items())
-    df = con.sql(f"""
+    df = analysis_cache.kept_relation(con, "down_events", f"""
         WITH d AS (
             SELECT device, ifname, counter, ts,
                    value - lag(value) OVER (PARTITION BY device, ifname, counter, metric, qualifier
@@ -251,7 +251,7 @@ def _observed_down_events(con, fabric: Fabric, bounds: list[datetime], obs: np.n
             FROM d WHERE ts > ? AND dv IS NOT NULL GROUP BY 1, 2, 3
         )
         SELECT port_id, w, coalesce(max(n), 0) AS n FROM per GROUP BY ALL""",
-                 params=[bounds[-1], bounds[0]]).pl()
+                 [bounds[-1], bounds[0]]).pl()
     _fill(obs, df, fabric, {"link_down_events": "n"})
 
 
@@ -374,6 +374,7 @@ VALUES = ("observed", "expected", "healthy", "noise")
 def store_counters(con: duckdb.DuckDBPyConnection, g: Grid) -> int:
     """Replace `expected_counters` with the grid: one row per port and window (window-major),
     four columns per counter (`observed_C`, `expected_C`, `healthy_C`, `noise_C`)."""
+    analysis_cache.forget_tables(con)
     con.execute("DELETE FROM expected_counters")
     n_k, n_p, n_w = g.observed.shape
     starts = np.array(g.bounds, dtype="datetime64[us]")

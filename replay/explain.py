@@ -34,7 +34,7 @@ import duckdb
 import numpy as np
 
 from replay.counters import load_grid
-from replay.explain_model import NAMES, Hypothesis, Model, loss
+from replay.explain_model import NAMES, Hypothesis, Model, Prediction, loss
 from replay.hypotheses import alternatives, from_residual, hypothesis
 from replay.stored import Incident
 from replay.stored import iso as _iso
@@ -57,7 +57,7 @@ class Outcome:
     alone: float  # gain on the whole residual
     marginal: float = 0.0  # gain given the other chosen faults
     chosen: bool = False
-    pred: np.ndarray | None = None
+    pred: Prediction | None = None
     victim_of: Outcome | None = None
 
 
@@ -104,9 +104,9 @@ def explain(con: duckdb.DuckDBPyConnection, incidents: list[Incident],
         gain, _, h.amps = m.fit(h, m.z0)
         outcomes[key] = Outcome(h, gain)
     chosen = _search(m, outcomes)
-    resid = m.z0.copy()
+    resid = m.z0
     for o in chosen:
-        resid -= o.pred
+        resid = o.pred.taken_from(resid)
     if not decide:
         return _advise(m, incidents, hyps, outcomes, resid, chosen)
     for o in outcomes.values():  # victims: significant alone, explained by the chosen ones
@@ -115,7 +115,7 @@ def explain(con: duckdb.DuckDBPyConnection, incidents: list[Incident],
             continue
         gain, _, amps = m.fit(o.h, resid)
         if o.victim_of is None and gain <= m.penalty(o.h, amps):
-            o.victim_of = max(chosen, key=lambda r, o=o: m.fit(o.h, resid + r.pred)[0], default=None)
+            o.victim_of = max(chosen, key=lambda r, o=o: m.fit(o.h, r.pred.added_to(resid))[0], default=None)
     out: list[Incident] = []
     for o in chosen:
         inc = o.h.incident or Incident(o.h.kind, o.h.root_type, o.h.root_id, o.h.start, o.h.end,
@@ -229,7 +229,7 @@ def _search(m: Model, outcomes: dict[tuple[str, str], Outcome]) -> list[Outcome]
         if best is None:
             break
         best.chosen, best.pred, best.marginal = True, best_pred, best_gain
-        resid = resid - best_pred
+        resid = best_pred.taken_from(resid)
         chosen.append(best)
         for o in outcomes.values():
             if o.chosen or o.victim_of is not None:
@@ -239,9 +239,9 @@ def _search(m: Model, outcomes: dict[tuple[str, str], Outcome]) -> list[Outcome]
             if o.h.root_id == best.h.root_id or m.fit(o.h, resid)[0] < VICTIM * o.alone:
                 o.victim_of = best
     for o in chosen:  # each one's gain given all the others
-        others = resid + o.pred
+        others = o.pred.added_to(resid)
         o.marginal, o.pred, o.h.amps = m.fit(o.h, others)
-        resid = others - o.pred
+        resid = o.pred.taken_from(others)
     return chosen
 
 
@@ -262,9 +262,9 @@ def _root_cells(m: Model, o: Outcome) -> list[dict]:
     idx = _cells_of(m, o.h)
     k, rest = np.divmod(idx, m.n_p * m.n_w)
     p, w = np.divmod(rest, m.n_w)
-    pred = o.pred if o.pred is not None else m.fit(o.h, m.z0)[1]
+    pred = (o.pred if o.pred is not None else m.fit(o.h, m.z0)[1]).values  # at idx
     z = m.z0[idx]
-    gain = loss(z) - loss(z - pred[idx])
+    gain = loss(z) - loss(z - pred)
     at_root = np.isin(p, o.h.root_ports)
     order = np.lexsort((-gain, ~at_root))
     out = []
@@ -276,7 +276,7 @@ def _root_cells(m: Model, o: Outcome) -> list[dict]:
         out.append({"port": m.grid.ports[pp], "counter": NAMES[kk],
                     "window_start": _iso(m.grid.bounds[ww]),
                     "observed": _num(m.obs[kk, pp, ww]), "healthy": _num(m.healthy[kk, pp, ww]),
-                    "with_fault": _num(m.healthy[kk, pp, ww] + pred[idx[i]] * noise),
+                    "with_fault": _num(m.healthy[kk, pp, ww] + pred[i] * noise),
                     "noise": _num(noise)})
     return out
 
@@ -288,7 +288,7 @@ def _num(x: float) -> float | None:
 def _explanation(m: Model, o: Outcome, outcomes: dict, resid: np.ndarray,
                  chosen: list[Outcome]) -> dict:
     """The `explanation` object of an incident (README, Investigate)."""
-    base = resid + o.pred if o.chosen else resid
+    base = o.pred.added_to(resid) if o.chosen else resid
     gain = o.marginal if o.chosen else m.fit(o.h, base)[0]
     share = gain / max(m.total, 1e-12)
     rivals = []

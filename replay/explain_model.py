@@ -48,6 +48,28 @@ class Template:
 
 
 @dataclass
+class Prediction:
+    """A hypothesis' prediction in noise units: `values` at the sorted flat cells `idx`, zero
+    elsewhere (a dense array of the 256-switch hour's 20M cells, allocated and paged in for
+    each of some 60 fits, cost 1.5 s)."""
+
+    idx: np.ndarray
+    values: np.ndarray
+
+    def taken_from(self, resid: np.ndarray) -> np.ndarray:
+        """`resid` minus the prediction (a new array)."""
+        out = resid.copy()
+        out[self.idx] -= self.values
+        return out
+
+    def added_to(self, resid: np.ndarray) -> np.ndarray:
+        """`resid` plus the prediction (a new array)."""
+        out = resid.copy()
+        out[self.idx] += self.values
+        return out
+
+
+@dataclass
 class Hypothesis:
     """A candidate fault: what it is, where, when, and the templates of its prediction."""
 
@@ -187,12 +209,9 @@ class Model:
         return self.noise[k, rest // self.n_w]
 
     # --- fitting ----------------------------------------------------------------------------
-    def fit(self, h: Hypothesis, resid: np.ndarray) -> tuple[float, np.ndarray, list[float]]:
-        """Fit h's amplitudes on `resid` (flat, noise units): (gain, its prediction in noise
-        units at h's cells, as a flat sparse pair folded into a dense array, amplitudes)."""
-        # the residual is updated on h's cells only (`r`, at `idx`): a copy of the whole of it
-        # and a zeroed prediction written page by page cost 0.1 s each fit on the 256-switch
-        # hour (20M cells); np.zeros leaves the pages no cell of h touches unwritten
+    def fit(self, h: Hypothesis, resid: np.ndarray) -> tuple[float, Prediction, list[float]]:
+        """Fit h's amplitudes on `resid` (flat, noise units): (gain, its prediction at h's
+        cells, amplitudes). The residual is updated on h's cells only (`r`, at `idx`)."""
         idx = (np.unique(np.concatenate([t.idx for t in h.templates])) if h.templates
                else np.zeros(0, np.int64))
         r = resid[idx]
@@ -203,13 +222,12 @@ class Model:
             cur = r[at]
             a = 1.0 if t.fixed else self._amplitude(cur, v, t.amax)
             if t.required and a == 0:
-                return 0.0, np.zeros(resid.shape, resid.dtype), [0.0] * len(h.templates)
+                return 0.0, Prediction(idx, np.zeros(idx.size, resid.dtype)), \
+                    [0.0] * len(h.templates)
             r[at] = cur - a * v
             amps.append(a)
         gain = float(loss(resid[idx]).sum() - loss(r).sum())
-        pred = np.zeros(resid.shape, resid.dtype)
-        pred[idx] = resid[idx] - r
-        return gain, pred, amps
+        return gain, Prediction(idx, resid[idx] - r), amps
 
     @staticmethod
     def _amplitude(cur: np.ndarray, v: np.ndarray, amax: float) -> float:

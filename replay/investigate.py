@@ -203,7 +203,9 @@ def replay_and_diagnose(con: duckdb.DuckDBPyConnection, t_from: When = None,
     with one_thread_if(con, small):
         with views_once(con):
             summary = replay(con, t_from, t_to, window_s, routing, **parallel)
-            compute_residuals(con)  # link_residuals, switch_residuals: the replay's windows
+            if not summary.kept:  # else those of the same inputs are there
+                compute_residuals(con)  # link_residuals, switch_residuals: the replay's windows
+                analysis_cache.keep_tables(con)
             forget_rates(con)  # their last reader: the arrays and the port sums go now
             forget_sums(con)
             incidents = diagnose(con, t_from, t_to)

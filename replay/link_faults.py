@@ -21,6 +21,7 @@ from datetime import datetime
 
 import duckdb
 
+from replay import analysis_cache
 from replay.loss_bounds import span_timing as _span_timing
 from replay.loss_bounds import step_bound as _step_bound
 from replay.residuals import (
@@ -494,7 +495,7 @@ def find_low_speed(con: duckdb.DuckDBPyConnection) -> list[Incident]:
     its devices that has such links, and below the fabric's links of that role."""
     from replay.hosts import HOSTS
 
-    rows = rows_of(con, f"""
+    rows = analysis_cache.kept_rows(con, "low_speed", f"""
         WITH hosts AS {HOSTS},
         speed AS (  -- per port: its lowest reported speed, and when it reported that
             SELECT device || ':' || ifname AS port, min(value) AS bps
@@ -553,7 +554,7 @@ def counter_flaps(con: duckdb.DuckDBPyConnection) -> list[dict]:
     """Per port, each sample interval in which a carrier or link-down counter moved: port, link,
     counter, ts_start, ts, delta (resets and clears give no delta, so never a flap)."""
     names = ", ".join(f"'{c}'" for c in FLAP_COUNTERS)
-    return rows_of(con, f"""
+    return analysis_cache.kept_rows(con, "counter_flaps", f"""
         WITH d AS (SELECT port, counter, ts_start, ts, delta
                    FROM sample_deltas([{names}]) WHERE delta > 0),
         n AS (SELECT DISTINCT hash(device, ifname) AS port, device, ifname FROM samples

@@ -29,6 +29,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from replay import analysis_cache
 from replay.port_sums import link_pairs, span_of, sums_for
 from replay.results import RESULT_DDL, ensure_results
 
@@ -109,6 +110,8 @@ def compute_residuals(con: duckdb.DuckDBPyConnection, windows: Windows | None = 
     else:  # the tables' own DDL, as temp tables (a read-only or older store may lack them)
         for ddl in _residual_ddl():
             con.execute(ddl.replace("CREATE TABLE IF NOT EXISTS", "CREATE TEMP TABLE IF NOT EXISTS"))
+    if schema == "main":
+        analysis_cache.forget_tables(con)
     for table in ("link_residuals", "switch_residuals"):
         con.execute(f"DELETE FROM {schema}.{table}")
     windows = windows or replay_windows(con)

@@ -13,6 +13,7 @@ import pytest
 import replay.investigate as inv
 from collectors.store.ingest import ingest_bundle
 from collectors.store.writer import Store
+from replay.analysis_cache import keyed
 from replay.investigate import investigate, views_once
 
 BUNDLE = Path(__file__).resolve().parent.parent / "sample_traces" / "two_faults"
@@ -62,7 +63,7 @@ def test_a_second_investigate_reads_no_rate_into_arrays(tmp_path, monkeypatch):
     sets = {r[0] for r in con.execute("SELECT name FROM analysis_derived").fetchall()}
     con.close()
     assert sets == {"observed_rates", "sample_interval", "port_windows", "port_edges",
-                    "port_codes"}
+                    "port_codes", "replay_tables", "down_events", "counter_flaps", "low_speed"}
     monkeypatch.setattr(inv, "_materialize_rates", _no_compute)
     for module in (counters, port_sums):
         monkeypatch.setattr(module, "rate_arrays", _no_compute)
@@ -73,12 +74,102 @@ def test_a_second_investigate_reads_no_rate_into_arrays(tmp_path, monkeypatch):
     con.close()
 
 
+def _tables(db: Path) -> dict[str, list]:
+    from replay.analysis_cache import REPLAY_TABLES
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return {t: con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall()
+                for t in REPLAY_TABLES}
+    finally:
+        con.close()
+
+
+def _note(db: Path) -> str:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute("SELECT note FROM replay_runs").fetchall()[0][0]
+    finally:
+        con.close()
+
+
+def test_a_second_investigate_writes_no_replay_table_again(tmp_path, monkeypatch):
+    """The replay's tables of the same inputs are there: neither the expected counters nor the
+    residuals are written again, and the diagnosis reads the same rows."""
+    import replay.expected as expected
+    from replay.expected import KEPT_NOTE
+
+    db = tmp_path / "s.duckdb"
+    first = investigate(BUNDLE, db)
+    tables = _tables(db)
+    assert _note(db) == "" and all(tables.values())
+    monkeypatch.setattr(expected, "store_counters", _no_compute)
+    monkeypatch.setattr(inv, "compute_residuals", _no_compute)
+    again = investigate(BUNDLE, db)
+    assert again["incidents"] == first["incidents"]
+    assert _tables(db) == tables and _note(db) == KEPT_NOTE
+
+
+def test_replay_tables_of_other_inputs_are_written_again(tmp_path):
+    """Another window, the residuals written by another caller, a row deleted by hand: the
+    next investigate writes the tables again, and they are those of a store built afresh."""
+    from replay.investigate import replay_and_diagnose
+    from replay.residuals import compute_residuals
+
+    db = tmp_path / "s.duckdb"
+    first = investigate(BUNDLE, db)
+    tables = _tables(db)
+    con = duckdb.connect(str(db))
+    with views_once(con):
+        summary, _ = replay_and_diagnose(con, window_s=30.0)
+    assert not summary.kept
+    assert con.execute("SELECT window_s, note FROM replay_runs").fetchall() == [(30.0, "")]
+    con.close()
+    assert investigate(BUNDLE, db)["incidents"] == first["incidents"] and _note(db) == ""
+    assert _tables(db) == tables
+    for damage in ("residuals", "delete"):
+        con = duckdb.connect(str(db))
+        if damage == "residuals":
+            compute_residuals(con)  # outside a keyed block: the tables' key goes
+            assert not con.execute("SELECT count(*) FROM analysis_derived "
+                                   "WHERE name = 'replay_tables'").fetchone()[0]
+        else:
+            investigate(BUNDLE, db)  # kept again
+            con.execute("DELETE FROM link_residuals "
+                        "WHERE rowid = (SELECT min(rowid) FROM link_residuals)")
+            assert con.execute("SELECT count(*) FROM link_residuals").fetchone()[0] == \
+                len(tables["link_residuals"]) - 1
+        con.close()
+        assert investigate(BUNDLE, db)["incidents"] == first["incidents"] and _note(db) == ""
+        assert _tables(db) == tables
+
+
+def test_kept_statements_are_run_again_for_another_key_or_statement(tmp_path):
+    """A kept statement's rows come back in its order; another key (the copies recomputed) or
+    another statement runs it again; outside a keyed block it is only run."""
+    from replay.analysis_cache import kept_rows
+
+    con = duckdb.connect(str(tmp_path / "s.duckdb"))
+    con.execute("CREATE TABLE t AS SELECT range AS x FROM range(5)")
+    sql = "SELECT x FROM t WHERE x >= ? ORDER BY x DESC"
+    with keyed(con, "main", "k1"):
+        assert [r["x"] for r in kept_rows(con, "low_speed", sql, [2])] == [4, 3, 2]
+        con.execute("DELETE FROM t WHERE x = 4")  # the key says nothing changed: the copy
+        assert [r["x"] for r in kept_rows(con, "low_speed", sql, [2])] == [4, 3, 2]
+        assert [r["x"] for r in kept_rows(con, "low_speed", sql, [3])] == [3]
+    with keyed(con, "main", "k2"):
+        assert [r["x"] for r in kept_rows(con, "low_speed", sql, [2])] == [3, 2]
+    con.execute("INSERT INTO t VALUES (9)")
+    assert [r["x"] for r in kept_rows(con, "low_speed", sql, [2])] == [9, 3, 2]
+    con.close()
+
+
 def test_derived_arrays_of_other_windows_are_computed_again(tmp_path):
     """A replay of other windows (another --window) finds no arrays of its own and computes
     them; the key the copies were computed for is part of every set's."""
     import numpy as np
 
-    from replay.analysis_cache import keyed, load_arrays, save_arrays
+    from replay.analysis_cache import load_arrays, save_arrays
 
     con = duckdb.connect(str(tmp_path / "s.duckdb"))
     with keyed(con, "main", "k1"):
