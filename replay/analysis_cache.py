@@ -40,6 +40,8 @@ import orjson
 import pyarrow as pa
 
 from collectors.store.schema import sql_text
+from replay.stored import rows_of
+from twin.topology import Fabric
 
 VERSION = 2  # of the cached tables' layout (2: port_rates sorted): a change invalidates stores' copies
 META = "analysis_cache"
@@ -180,13 +182,40 @@ def digest(*parts: object) -> str:
     return h.hexdigest()
 
 
+def fabric_digest(fabric: Fabric) -> str:
+    """sha256 of what the replay reads of a fabric: its spec, nodes, cables (their port order is
+    the rows of every per-port array) and endpoints."""
+    return digest(
+        repr(fabric.spec), fabric.node_name, fabric.cable_port_a, fabric.cable_port_b,
+        *(getattr(fabric, name) for name in (
+            "node_kind", "node_plane", "cable_a", "cable_b", "cable_gbps", "cable_plane",
+            "cable_tier", "ep_host", "ep_nic", "ep_plane", "ep_cable", "ep_leaf")))
+
+
 def _derived_key(key: str, params: object) -> str:
     return digest(code_key(), key, params)
 
 
-def _derived_table(con: duckdb.DuckDBPyConnection, main: str) -> None:
+def _derived_row(con: duckdb.DuckDBPyConnection, main: str, name: str) -> tuple[str, str] | None:
+    """(key, shapes) of `name`'s row of analysis_derived; None without one."""
+    if not _has(con, DERIVED):
+        return None
+    rows = con.execute(f"SELECT key, shapes FROM {main}.{DERIVED} WHERE name = ?",
+                       [name]).fetchall()
+    return rows[0] if rows else None
+
+
+def _drop_row(con: duckdb.DuckDBPyConnection, main: str, name: str) -> None:
+    """`name`'s row of analysis_derived gone (the table made if need be): what it keyed is
+    about to be written."""
     con.execute(f"CREATE TABLE IF NOT EXISTS {main}.{DERIVED} "
                 "(name VARCHAR PRIMARY KEY, key VARCHAR, shapes VARCHAR)")
+    con.execute(f"DELETE FROM {main}.{DERIVED} WHERE name = ?", [name])
+
+
+def _add_row(con: duckdb.DuckDBPyConnection, main: str, name: str, key: str, shapes: str) -> None:
+    """`name`'s row of analysis_derived, written last: what it keys is complete."""
+    con.execute(f"INSERT INTO {main}.{DERIVED} VALUES (?, ?, ?)", [name, key, shapes])
 
 
 def load_arrays(con: duckdb.DuckDBPyConnection, name: str,
@@ -194,10 +223,10 @@ def load_arrays(con: duckdb.DuckDBPyConnection, name: str,
     """The arrays `save_arrays` kept as `name` for these `params` (JSON-able: the windows)
     under the connection's current key, each in its shape; None when there are none."""
     got = _KEYED.get(con)
-    if got is None or not (_has(con, DERIVED) and _has(con, f"analysis_{name}")):
+    if got is None or not _has(con, f"analysis_{name}"):
         return None
     main, key = got
-    row = con.execute(f"SELECT key, shapes FROM {main}.{DERIVED} WHERE name = ?", [name]).fetchone()
+    row = _derived_row(con, main, name)
     if not row or row[0] != _derived_key(key, params):
         return None
     shapes = orjson.loads(row[1])
@@ -214,8 +243,7 @@ def save_arrays(con: duckdb.DuckDBPyConnection, name: str, params: object,
     if got is None:
         return
     main, key = got
-    _derived_table(con, main)
-    con.execute(f"DELETE FROM {main}.{DERIVED} WHERE name = ?", [name])
+    _drop_row(con, main, name)
     table = pa.table({k: pa.array(np.asarray(v).ravel()) for k, v in arrays.items()})
     con.register("_derived_arrays", table)
     try:
@@ -224,8 +252,7 @@ def save_arrays(con: duckdb.DuckDBPyConnection, name: str, params: object,
     finally:
         con.unregister("_derived_arrays")
     shapes = {k: list(np.shape(v)) for k, v in arrays.items()}
-    con.execute(f"INSERT INTO {main}.{DERIVED} VALUES (?, ?, ?)",
-                [name, _derived_key(key, params), orjson.dumps(shapes).decode()])
+    _add_row(con, main, name, _derived_key(key, params), orjson.dumps(shapes).decode())
 
 
 def _kept_table(con: duckdb.DuckDBPyConnection, name: str, sql: str,
@@ -238,13 +265,11 @@ def _kept_table(con: duckdb.DuckDBPyConnection, name: str, sql: str,
     assert name in KEPT_QUERIES, name
     main, key = got
     table, want = f"{main}.analysis_{name}", _derived_key(key, [sql, params])
-    rows = (con.execute(f"SELECT key FROM {main}.{DERIVED} WHERE name = ?", [name]).fetchall()
-            if _has(con, DERIVED) and _has(con, f"analysis_{name}") else [])
-    if not rows or rows[0][0] != want:
-        _derived_table(con, main)
-        con.execute(f"DELETE FROM {main}.{DERIVED} WHERE name = ?", [name])
+    row = _derived_row(con, main, name) if _has(con, f"analysis_{name}") else None
+    if not row or row[0] != want:
+        _drop_row(con, main, name)
         con.execute(f"CREATE OR REPLACE TABLE {table} AS {sql}", params or [])
-        con.execute(f"INSERT INTO {main}.{DERIVED} VALUES (?, ?, 'rows')", [name, want])
+        _add_row(con, main, name, want, "rows")
         con.complete()
     return table
 
@@ -264,10 +289,7 @@ def kept_rows(con: duckdb.DuckDBPyConnection, name: str, sql: str,
               params: list | None = None) -> list[dict]:
     """`kept_relation`'s rows as dicts keyed by column name."""
     table = _kept_table(con, name, sql, params)
-    cur = con.execute(sql, params or []) if table is None else \
-        con.execute(f"SELECT * FROM {table}")
-    cols = [d[0] for d in cur.description]
-    return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
+    return rows_of(con, sql, params) if table is None else rows_of(con, f"SELECT * FROM {table}")
 
 
 # connection -> the inputs digest of the replay that just rewrote the replay's tables
@@ -284,12 +306,10 @@ def tables_kept(con: duckdb.DuckDBPyConnection, inputs: str) -> bool:
     """Whether the store's replay tables are those a replay of `inputs` (a `digest`) wrote,
     under the connection's current key and code, with the row counts it left."""
     got = _KEYED.get(con)
-    if got is None or not _has(con, DERIVED):
+    if got is None:
         return False
     main, key = got
-    rows = con.execute(f"SELECT key, shapes FROM {main}.{DERIVED} WHERE name = ?",
-                       [KEPT_TABLES]).fetchall()
-    row = rows[0] if rows else None
+    row = _derived_row(con, main, KEPT_TABLES)
     return bool(row and row[0] == _derived_key(key, inputs)
                 and orjson.loads(row[1]) == _table_rows(con, main))
 
@@ -307,11 +327,9 @@ def keep_tables(con: duckdb.DuckDBPyConnection) -> None:
     if inputs is None or got is None:
         return
     main, key = got
-    _derived_table(con, main)
-    con.execute(f"DELETE FROM {main}.{DERIVED} WHERE name = ?", [KEPT_TABLES])
-    con.execute(f"INSERT INTO {main}.{DERIVED} VALUES (?, ?, ?)",
-                [KEPT_TABLES, _derived_key(key, inputs),
-                 orjson.dumps(_table_rows(con, main)).decode()])
+    _drop_row(con, main, KEPT_TABLES)
+    _add_row(con, main, KEPT_TABLES, _derived_key(key, inputs),
+             orjson.dumps(_table_rows(con, main)).decode())
 
 
 def forget_tables(con: duckdb.DuckDBPyConnection) -> None:

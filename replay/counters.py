@@ -20,7 +20,6 @@ the unit a residual is counted in.
 
 from __future__ import annotations
 
-import hashlib
 import weakref
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -157,9 +156,9 @@ def observed_rates(con: duckdb.DuckDBPyConnection, fabric: Fabric, t_from: datet
     mean of the port's rates (NaN where the port said nothing): the replay's observed load
     and the grid's observed rates, from the analysis' one read of port_rates
     (`replay.rate_arrays`)."""
-    # the windows and the fabric's port order (the rows of the result)
-    ports = hashlib.sha256("\n".join(fabric.cable_port_a + fabric.cable_port_b).encode())
-    params = [t_from.isoformat(), t_to.isoformat(), window_s, n_win, ports.hexdigest()]
+    # the windows and the fabric (its port order: the rows of the result)
+    params = [t_from.isoformat(), t_to.isoformat(), window_s, n_win,
+              analysis_cache.fabric_digest(fabric)]
     kept = analysis_cache.load_arrays(con, "observed_rates", params)
     if kept is not None:  # the store's copy of these windows' rates (replay.analysis_cache)
         return kept["rates"]

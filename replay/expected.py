@@ -118,11 +118,11 @@ def replay(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
         t_to = cut if full >= 1 and (hi - cut).total_seconds() < window_s / 2 else hi
 
     def done(status: str, note: str, windows: int = 0, fabric: Fabric | None = None,
-             rows: int = 0) -> ReplaySummary:
+             rows: int = 0, kept: bool = False) -> ReplaySummary:
         s = ReplaySummary(created, t_from, t_to, window_s, windows,
                           fabric.spec.planes if fabric else 0, fabric.spec.tiers if fabric else 0,
                           2 * fabric.n_cables if fabric else 0, routing, status, note, rows,
-                          round(time.perf_counter() - started, 3))
+                          round(time.perf_counter() - started, 3), kept)
         _store_run(con, s)
         return s
 
@@ -139,9 +139,11 @@ def replay(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
     interval = sample_interval(con)
     up = _up_fraction(con, fabric, t_from, t_to, window_s, n_win)
     groups = _groups(con, fabric, t_from, window_s, n_win)
+    # the observed rates are the copies' for these windows and this fabric (their own key):
+    # not hashed again (160 MB on the 256-switch hour)
     inputs = analysis_cache.digest(
         [t_from.isoformat(), t_to.isoformat(), window_s, n_win, routing, interval],
-        fabric_digest(fabric), rates, up, groups) if analysis_cache.keyed_now(con) else None
+        analysis_cache.fabric_digest(fabric), up, groups) if analysis_cache.keyed_now(con) else None
     kept = inputs is not None and analysis_cache.tables_kept(con, inputs)
     # the rate arrays' other readers, served now: their 0.85 GB (the 256-switch hour) go
     # before the twin runs, the residuals' port sums (0.3 GB) and the interval stay
@@ -177,8 +179,7 @@ def replay(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
         store_counters(con, grid)
         if inputs is not None:
             analysis_cache.replayed(con, inputs)
-    summary = done("ok", KEPT_NOTE if kept else "", n_win, fabric, rows)
-    summary.kept = kept
+    summary = done("ok", KEPT_NOTE if kept else "", n_win, fabric, rows, kept)
     remember_grid(con, grid)  # the explanation's grid, without reading it back
     return summary
 
@@ -186,15 +187,6 @@ def replay(con: duckdb.DuckDBPyConnection, t_from: datetime | None = None,
 # replay_runs' note of a replay that found its tables written by one of the same inputs
 KEPT_NOTE = ("expected_ports, expected_counters and the residuals kept: a replay of the same "
              "data, windows, routing and code wrote them")
-
-
-def fabric_digest(fabric: Fabric) -> str:
-    """sha256 of what the twin reads of a fabric: its spec, nodes, cables and endpoints."""
-    return analysis_cache.digest(
-        repr(fabric.spec), fabric.node_name, fabric.cable_port_a, fabric.cable_port_b,
-        *(getattr(fabric, name) for name in (
-            "node_kind", "node_plane", "cable_a", "cable_b", "cable_gbps", "cable_plane",
-            "cable_tier", "ep_host", "ep_nic", "ep_plane", "ep_cable", "ep_leaf")))
 
 
 def _column(frame: pa.Table, name: str, n_ports: int) -> np.ndarray:
