@@ -1,6 +1,7 @@
 """htsim's own spread over its hash seeds, for the ECMP rows the twin pools (issue 18).
 
     python benchmarks/htsim_seeds.py --bin DIR [--seeds 13 1 2 3 4 5 6 7] [--out FILE]
+        [--new-runs FOLDER ...] [--only SCENARIO ...]
 
 htsim's `-seed` (default 13, the reference runs') salts every switch's ECMP hash and each
 RoCE source's path id, so one run is one draw of which flows collide. For each RoCE ECMP
@@ -11,6 +12,9 @@ p99 of its FCTs (as the calibration computes them) go to `htsim_seeds.json`:
 {scenario: {seed: [median_us, p99_us]}}. `htsim_calibration.py` prints, beside each such row,
 htsim's median over seeds and the twin's error against it (the bars themselves stay on the
 reference run). Run by hand (8 seeds x 12 scenarios: about 3 CPU minutes of htsim).
+`--new-runs` names the folders of held-out runs whose pooled scenarios are measured too (default:
+benchmarks/htsim_heldout; the blind sets' scenario names are unique across sets), `--only` a
+subset; scenarios already in FILE and not measured now are kept.
 """
 
 from __future__ import annotations
@@ -72,10 +76,12 @@ def run_stats(sc: Scenario, folder: Path, seed: int, binary: Path) -> tuple[floa
     return median, p99
 
 
-def pooled_scenarios() -> dict[str, tuple[Scenario, Path]]:
-    """The ECMP scenarios of the calibration sets that the twin pools over hash draws."""
+def pooled_scenarios(folders: tuple[Path, ...] = (NEW_RUNS,)) -> dict[str, tuple[Scenario, Path]]:
+    """The ECMP scenarios of the calibration sets and of the held-out `folders` that the twin
+    pools over hash draws."""
     out = {name: (SCENARIOS[name], REFERENCE) for name in CALIBRATION + HELD_OUT}
-    out |= {name: (sc, NEW_RUNS) for name, sc in new_runs(NEW_RUNS)[0].items()}
+    for folder in folders:
+        out |= {name: (sc, folder) for name, sc in new_runs(folder)[0].items()}
     return {name: (sc, folder) for name, (sc, folder) in out.items()
             if len(read_connection_matrix(folder / sc.cm)[0]) < POOL_FLOWS}
 
@@ -85,13 +91,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bin", type=Path, required=True, help="folder holding htsim_roce")
     ap.add_argument("--seeds", type=int, nargs="*", default=[13, 1, 2, 3, 4, 5, 6, 7])
     ap.add_argument("--out", type=Path, default=SEEDS_FILE)
+    ap.add_argument("--new-runs", type=Path, nargs="*", default=[NEW_RUNS],
+                    help="folders of held-out runs (default: benchmarks/htsim_heldout)")
+    ap.add_argument("--only", nargs="*", help="scenario names (default: every pooled one)")
     args = ap.parse_args(argv)
     binary = args.bin / "htsim_roce"
     if not binary.is_file():
         print(f"{binary}: no htsim_roce there", file=sys.stderr)
         return 2
-    result: dict[str, dict[str, list[float]]] = {}
-    for name, (sc, folder) in pooled_scenarios().items():
+    result: dict[str, dict[str, list[float]]] = (json.loads(args.out.read_text())
+                                                  if args.out.is_file() else {})
+    for name, (sc, folder) in pooled_scenarios(tuple(args.new_runs)).items():
+        if args.only and name not in args.only:
+            continue
         result[name] = {}
         for seed in args.seeds:
             median, p99 = run_stats(sc, folder, seed, binary)
