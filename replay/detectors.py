@@ -293,7 +293,14 @@ def _from_below(con: duckdb.DuckDBPyConnection, rows: dict[str, dict], uneven: l
         # seed 9637: a leaf 1.72 / 0.28 under a spine at 18%, the other spine's uplinks at
         # 0.37); a lower switch whose starved cable's upper end carries more than expected
         # all the same only reflects the split above it (writer3 seed 322)
-        if stands_out and (shared or (best["cv"] > u["cv"] and _passed_on(
+        # a switch above whose uplinks are uneven by its own choice turns the lower switch's
+        # adaptive routing away from it (the cable into it starved, the others carrying more
+        # on); a cable into it overfed while the lower switch's other upper switches carry on
+        # its starvation is the lower switch's own split, even when the upper switch, above
+        # fewer flows, spreads more (writer2 seed 23024: a leaf 1.14 / 0.86 under a spine
+        # splitting 1.46 / 0.97, the other spine carrying on 0.73 / 0.73)
+        overfed = ratios.get((best["device"], u["device"]), 1.0) - 1.0 > floor
+        if stands_out and (shared or ((best["cv"] > u["cv"] or overfed) and _passed_on(
                 ratios, best["device"], u["device"], upper, floor))):
             below[u["device"]] = best["device"]
         elif best["device"] in names and not shared:

@@ -123,8 +123,14 @@ def test_writer2_finds_the_hashing_switch_at_either_tier(tmp_path, case, seed):
     # switch above is the root however much more uneven the leaf looks
     ({"l1": {"a1": 1.69, "a2": 0.31}, "a1": {"c1": 1.0, "c2": 2.4}, "a2": {"c1": 1.16, "c2": 1.16}},
      "a1", "l1"),
+    # writer2 seed 23024: a leaf hashing 1.14 / 0.86 under a pod spine that carries its flows,
+    # hashed, up 1.46 / 0.97 (more uneven than the leaf: fewer flows), the spine it starves
+    # carrying on 0.73 / 0.73: the cable into the uneven spine is overfed, not held back, so
+    # the split is the leaf's
+    ({"l1": {"a1": 1.14, "a2": 0.86}, "a1": {"c1": 1.46, "c2": 0.97}, "a2": {"c1": 0.73, "c2": 0.73}},
+     "l1", "a1"),
 ])
-def test_a_leaf_more_uneven_than_the_switch_above_is_the_root_if_its_split_is_passed_on(
+def test_a_leaf_more_uneven_or_overfeeding_the_switch_above_is_the_root_if_its_split_is_passed_on(
         ratios, root, other):
     found = find_load_imbalance(_store(ratios))
     assert [i.root_id for i in found] == [root]

@@ -137,24 +137,26 @@ def draw(seed: int, case: str, small: bool = False) -> Scenario:
     return sc
 
 
-UNEVEN = 1.25  # a hashing pod spine's busiest uplink carries at least this times its idlest
+UNEVEN = 1.25  # a hashing switch's busiest uplink carries at least this times its idlest
 HASH_DRAWS = 16
+UPLINK_ROLES = ("leaf_up", "spine_up")
 
 
 def _route_observably(sc: Scenario, flows: list, ecmp: dict[str, float],
                       rng: np.random.Generator, loss: dict[int, np.ndarray]) -> None:
-    """Route the flows; a pod spine that hashes (an upper imbalance) whose flows happen to land
-    evenly on its uplinks (2 of 4 crossing flows on each of 2 uplinks: a fair hash of few
-    flows) shows no imbalance at all, so its flows are hashed again (the next draws of `rng`),
-    up to HASH_DRAWS times, until its busiest uplink carries UNEVEN times its idlest: the
-    labelled fault is one the counters can show. Every other scenario routes once, as before."""
+    """Route the flows; a switch that hashes (a leaf or, in an upper imbalance, a pod spine)
+    whose flows happen to land evenly on its uplinks (2 of 4 crossing flows on each of 2
+    uplinks: a fair hash of few flows) shows no imbalance at all, so its flows are hashed again
+    (the next draws of `rng`), up to HASH_DRAWS times, until its busiest uplink carries UNEVEN
+    times its idlest: the labelled fault is one the counters can show. Every other scenario
+    routes once, as before."""
     f, run = sc.fabric, sc.run
-    spines = [d for d, v in ecmp.items() if v == 0.0
-              and any(f.ports[i].role == "spine_up" for i in f.by_dev[d])]
-    before = {c: a.copy() for c, a in run.inc.items()} if spines else {}
+    hashing = [d for d, v in ecmp.items() if v == 0.0
+               and any(f.ports[i].role in UPLINK_ROLES for i in f.by_dev[d])]
+    before = {c: a.copy() for c, a in run.inc.items()} if hashing else {}
     for _ in range(HASH_DRAWS):
         route(f, run, flows, ecmp, rng, loss)
-        if all(_uplink_skew(sc, d) >= UNEVEN for d in spines):
+        if all(_uplink_skew(sc, d) >= UNEVEN for d in hashing):
             return
         for c, a in before.items():
             run.inc[c][...] = a
@@ -163,7 +165,7 @@ def _route_observably(sc: Scenario, flows: list, ecmp: dict[str, float],
 def _uplink_skew(sc: Scenario, dev: str) -> float:
     """Busiest over idlest uplink of `dev` in tx bytes over the bundle (inf if one is idle)."""
     f = sc.fabric
-    ups = [i for i in f.by_dev[dev] if f.ports[i].role == "spine_up"]
+    ups = [i for i in f.by_dev[dev] if f.ports[i].role in UPLINK_ROLES]
     tot = sc.run.inc["tx_bytes"][ups].sum(axis=1)
     return float(tot.max() / tot.min()) if tot.min() > 0 else float("inf")
 
