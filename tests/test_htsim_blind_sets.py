@@ -1,5 +1,5 @@
 """The blind held-out htsim sets (benchmarks/htsim_heldout2, htsim_heldout3, htsim_heldout4,
-htsim_heldout5, htsim_heldout6, htsim_heldout7, htsim_heldout8):
+htsim_heldout5, htsim_heldout6, htsim_heldout7, htsim_heldout8, htsim_heldout9):
 each set's .cm files come out of its gen_cm byte for byte, every run of every scenario is there
 with one CSV row per .cm flow, the calibration harness reads it as a new-runs folder, and the
 twin's fabric of each scenario is the one htsim sizes from `-nodes`."""
@@ -17,7 +17,7 @@ from benchmarks.htsim_heldout.convert import read_cm
 from twin.topology import build
 
 SETS = ("htsim_heldout2", "htsim_heldout3", "htsim_heldout4", "htsim_heldout5",
-        "htsim_heldout6", "htsim_heldout7", "htsim_heldout8")
+        "htsim_heldout6", "htsim_heldout7", "htsim_heldout8", "htsim_heldout9")
 
 
 @pytest.fixture(params=SETS)
@@ -65,7 +65,7 @@ def test_the_twins_fabrics_are_htsims(blind):
 
 
 @pytest.mark.parametrize("name", ("htsim_heldout4", "htsim_heldout5", "htsim_heldout6",
-                                  "htsim_heldout7", "htsim_heldout8"))
+                                  "htsim_heldout7", "htsim_heldout8", "htsim_heldout9"))
 def test_score_sh_overwrites_nothing_and_wants_a_checkout(name, tmp_path):
     score = REPO / "benchmarks" / name / "score.sh"
     out = tmp_path / "kept.txt"

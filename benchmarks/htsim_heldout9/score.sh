@@ -1,0 +1,1 @@
+../htsim_heldout4/score.sh
